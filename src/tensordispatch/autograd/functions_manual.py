@@ -91,6 +91,17 @@ def isfinite(x: Tensor) -> Tensor:  # at::isfinite in nan_to_num's formula
     return op("isfinite")(x)  # type: ignore[no-any-return]
 
 
+def atan2_backward(
+    grad: Tensor, self: Tensor, other: Tensor, grad_input_mask: Sequence[bool]
+) -> tuple[Tensor | None, Tensor | None]:
+    """d atan2(y, x) = (x dy - y dx) / (x^2 + y^2)."""
+    scale = (self * self + other * other).reciprocal()
+    return (
+        grad * other * scale if grad_input_mask[0] else None,
+        grad * -self * scale if grad_input_mask[1] else None,
+    )
+
+
 def fmap(xs: Sequence[Any], fn: Callable[[Any], Any]) -> list[Any]:
     return [fn(x) for x in xs]
 

@@ -1,6 +1,6 @@
 """CompositeExplicitAutograd kernels of M1's everyday operators, merged into
 ``COMPOSITE_KERNELS``: the ``new_*`` factories (the options default to ``self``'s: torch's
-``self.options().merge_in(...)``), ``isnan``, ``isinf``, ``nan_to_num`` and
+``self.options().merge_in(...)``), ``isnan``, ``isinf``, ``fmod``'s number overloads, ``nan_to_num`` and
 ``nan_to_num_`` (over ``nan_to_num.out``, whose CPU and Meta kernels live in
 backends/cpu/pointwise_more.py and backends/meta/pointwise_more.py).
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from tensordispatch.backends.aten import op
+from tensordispatch.backends.composite_pointwise import _number_overloads
 from tensordispatch.tensor.tensor import Tensor
 
 __all__ = ["M1_COMPOSITE"]
@@ -138,4 +139,6 @@ M1_COMPOSITE: dict[str, Any] = {
     "isinf": isinf,
     "nan_to_num": nan_to_num,
     "nan_to_num_": nan_to_num_,
+    # fmod.Scalar / fmod_.Scalar / fmod.Scalar_out: the number wrapped, then fmod.Tensor*
+    **{k: v for k, v in _number_overloads("fmod").items() if not k.endswith("_Tensor")},
 }

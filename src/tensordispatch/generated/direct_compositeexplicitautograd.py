@@ -525,522 +525,546 @@ def floor_divide__Tensor(self, other):
 
 
 
-_k97 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:40')
+_k97 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'fmod_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4034')
+
+
+def fmod_Scalar(self, other):
+    return _k97(self, other)
+
+
+
+_k98 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'fmod_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4028')
+
+
+def fmod_Scalar_out(self, other, *, out):
+    return _k98(self, other, out=out)
+
+
+
+_k99 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'fmod__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4041')
+
+
+def fmod__Scalar(self, other):
+    return _k99(self, other)
+
+
+
+_k100 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:40')
 
 
 def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k97(size, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k100(size, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k98 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:45')
+_k101 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:45')
 
 
 def full_out(size, fill_value, *, out):
-    return _k98(size, fill_value, out=out)
+    return _k101(size, fill_value, out=out)
 
 
 
-_k99 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2124')
+_k102 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2124')
 
 
 def full_like(self, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k99(self, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k102(self, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 full_like_out = _r.generated_full_like_out
 
-_k101 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1948')
+_k104 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1948')
 
 
 def index_put(self, indices, values, accumulate=False):
-    return _k101(self, indices, values, accumulate)
+    return _k104(self, indices, values, accumulate)
 
 
 index_put_out = _r.generated_index_put_out
 
-_k103 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1941')
+_k106 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1941')
 
 
 def index_put_(self, indices, values, accumulate=False):
-    return _k103(self, indices, values, accumulate)
+    return _k106(self, indices, values, accumulate)
 
 
 
-_k104 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'isinf', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3601')
+_k107 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'isinf', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3601')
 
 
 def isinf(self):
-    return _k104(self)
+    return _k107(self)
 
 
 isinf_out = _r.generated_isinf_out
 
-_k106 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'isnan', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3592')
+_k109 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'isnan', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3592')
 
 
 def isnan(self):
-    return _k106(self)
+    return _k109(self)
 
 
 isnan_out = _r.generated_isnan_out
 
-_k108 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3411')
+_k111 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3411')
 
 
 def lift(self):
-    return _k108(self)
+    return _k111(self)
 
 
 lift_out = _r.generated_lift_out
 
-_k110 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift_fresh', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3416')
+_k113 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift_fresh', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3416')
 
 
 def lift_fresh(self):
-    return _k110(self)
+    return _k113(self)
 
 
 lift_fresh_copy_out = _r.generated_lift_fresh_copy_out
 
-_k112 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linear_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1343')
+_k115 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linear_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1343')
 
 
 def linear_out(input, weight, bias=None, *, out):
-    return _k112(input, weight, bias, out=out)
+    return _k115(input, weight, bias, out=out)
 
 
 
-_k113 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2070')
+_k116 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2070')
 
 
 def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k113(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
-
-
-
-_k114 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2088')
-
-
-def linspace_Scalar_Tensor(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k114(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
-
-
-
-_k115 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2103')
-
-
-def linspace_Scalar_Tensor_out(start, end, steps, *, out):
-    return _k115(start, end, steps, out=out)
-
-
-
-_k116 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2083')
-
-
-def linspace_Tensor_Scalar(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
     return _k116(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k117 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2098')
+_k117 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2088')
+
+
+def linspace_Scalar_Tensor(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _k117(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+
+
+
+_k118 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2103')
+
+
+def linspace_Scalar_Tensor_out(start, end, steps, *, out):
+    return _k118(start, end, steps, out=out)
+
+
+
+_k119 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2083')
+
+
+def linspace_Tensor_Scalar(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _k119(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+
+
+
+_k120 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2098')
 
 
 def linspace_Tensor_Scalar_out(start, end, steps, *, out):
-    return _k117(start, end, steps, out=out)
+    return _k120(start, end, steps, out=out)
 
 
 
-_k118 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2078')
+_k121 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2078')
 
 
 def linspace_Tensor_Tensor(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k118(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k121(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k119 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2093')
+_k122 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2093')
 
 
 def linspace_Tensor_Tensor_out(start, end, steps, *, out):
-    return _k119(start, end, steps, out=out)
+    return _k122(start, end, steps, out=out)
 
 
 
-_k120 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'log_softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1180')
+_k123 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'log_softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1180')
 
 
 def log_softmax_int_out(self, dim, dtype=None, *, out):
-    return _k120(self, dim, dtype, out=out)
+    return _k123(self, dim, dtype, out=out)
 
 
 
-_k121 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2919')
+_k124 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2919')
 
 
 def logical_and(self, other):
-    return _k121(self, other)
+    return _k124(self, other)
 
 
 
-_k122 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2926')
+_k125 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2926')
 
 
 def logical_and_(self, other):
-    return _k122(self, other)
-
-
-
-_k123 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2877')
-
-
-def logical_not(self):
-    return _k123(self)
-
-
-
-_k124 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2884')
-
-
-def logical_not_(self):
-    return _k124(self)
-
-
-
-_k125 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2940')
-
-
-def logical_or(self, other):
     return _k125(self, other)
 
 
 
-_k126 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2947')
+_k126 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2877')
 
 
-def logical_or_(self, other):
-    return _k126(self, other)
-
-
-
-_k127 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2898')
-
-
-def logical_xor(self, other):
-    return _k127(self, other)
+def logical_not(self):
+    return _k126(self)
 
 
 
-_k128 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2905')
+_k127 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2884')
 
 
-def logical_xor_(self, other):
+def logical_not_(self):
+    return _k127(self)
+
+
+
+_k128 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2940')
+
+
+def logical_or(self, other):
     return _k128(self, other)
 
 
 
-_k129 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1971')
+_k129 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2947')
+
+
+def logical_or_(self, other):
+    return _k129(self, other)
+
+
+
+_k130 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2898')
+
+
+def logical_xor(self, other):
+    return _k130(self, other)
+
+
+
+_k131 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2905')
+
+
+def logical_xor_(self, other):
+    return _k131(self, other)
+
+
+
+_k132 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1971')
 
 
 def masked_fill_Scalar(self, mask, value):
-    return _k129(self, mask, value)
+    return _k132(self, mask, value)
 
 
 masked_fill_Scalar_out = _r.generated_masked_fill_Scalar_out
 
-_k131 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1986')
+_k134 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1986')
 
 
 def masked_fill_Tensor(self, mask, value):
-    return _k131(self, mask, value)
+    return _k134(self, mask, value)
 
 
 masked_fill_Tensor_out = _r.generated_masked_fill_Tensor_out
 
-_k133 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:809')
+_k136 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:809')
 
 
 def mean(self, *, dtype=None):
-    return _k133(self, dtype=dtype)
+    return _k136(self, dtype=dtype)
 
 
 
-_k134 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean_dtype_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:905')
+_k137 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean_dtype_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:905')
 
 
 def mean_dtype_out(self, *, dtype=None, out):
-    return _k134(self, dtype=dtype, out=out)
+    return _k137(self, dtype=dtype, out=out)
 
 
 
-_k135 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:201')
+_k138 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:201')
 
 
 def mul_Scalar(self, other):
-    return _k135(self, other)
+    return _k138(self, other)
 
 
 mul_Scalar_out = _r.generated_mul_Scalar_out
 
-_k137 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:208')
+_k140 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:208')
 
 
 def mul__Scalar(self, other):
-    return _k137(self, other)
+    return _k140(self, other)
 
 
 
-_k138 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:889')
+_k141 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:889')
 
 
 def mv(self, vec):
-    return _k138(self, vec)
+    return _k141(self, vec)
 
 
 
-_k139 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:894')
+_k142 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:894')
 
 
 def mv_out(self, vec, *, out):
-    return _k139(self, vec, out=out)
+    return _k142(self, vec, out=out)
 
 
 
-_k140 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'nan_to_num', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3668')
+_k143 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'nan_to_num', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3668')
 
 
 def nan_to_num(self, nan=None, posinf=None, neginf=None):
-    return _k140(self, nan, posinf, neginf)
+    return _k143(self, nan, posinf, neginf)
 
 
 
-_k141 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'nan_to_num_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3674')
+_k144 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'nan_to_num_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3674')
 
 
 def nan_to_num_(self, nan=None, posinf=None, neginf=None):
-    return _k141(self, nan, posinf, neginf)
+    return _k144(self, nan, posinf, neginf)
 
 
 
-_k142 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'narrow_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1583')
+_k145 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'narrow_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1583')
 
 
 def narrow_copy_out(self, dim, start, length, *, out):
-    return _k142(self, dim, start, length, out=out)
+    return _k145(self, dim, start, length, out=out)
 
 
 native_dropout_out = _r.generated_native_dropout_out
 native_layer_norm_out = _r.generated_native_layer_norm_out
 
-_k145 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'new_empty', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3542')
+_k148 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'new_empty', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3542')
 
 
 def new_empty(self, size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k145(self, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k148(self, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 new_empty_out = _r.generated_new_empty_out
 new_empty_strided_out = _r.generated_new_empty_strided_out
 
-_k148 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'new_full', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3554')
+_k151 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'new_full', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3554')
 
 
 def new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k148(self, size, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k151(self, size, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 new_full_out = _r.generated_new_full_out
 
-_k150 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'new_ones', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3566')
+_k153 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'new_ones', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3566')
 
 
 def new_ones(self, size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k150(self, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k153(self, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 new_ones_out = _r.generated_new_ones_out
 
-_k152 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'new_zeros', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3560')
+_k155 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'new_zeros', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3560')
 
 
 def new_zeros(self, size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k152(self, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k155(self, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 new_zeros_out = _r.generated_new_zeros_out
 
-_k154 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'norm_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1103')
+_k157 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'norm_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1103')
 
 
 def norm_Scalar(self, p=2):
-    return _k154(self, p)
+    return _k157(self, p)
 
 
 
-_k155 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'norm_ScalarOpt_dtype', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1111')
+_k158 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'norm_ScalarOpt_dtype', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1111')
 
 
 def norm_ScalarOpt_dtype(self, p, *, dtype):
-    return _k155(self, p, dtype=dtype)
+    return _k158(self, p, dtype=dtype)
 
 
 norm_ScalarOpt_dtype_out = _r.generated_norm_ScalarOpt_dtype_out
 norm_Scalar_out = _r.generated_norm_Scalar_out
 normal_out = _r.generated_normal_out
 
-_k159 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'normal_functional', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2148')
+_k162 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'normal_functional', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2148')
 
 
 def normal_functional(self, mean=0.0, std=1.0, *, generator=None):
-    return _k159(self, mean, std, generator=generator)
+    return _k162(self, mean, std, generator=generator)
 
 
 
-_k160 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:32')
+_k163 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:32')
 
 
 def ones(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k160(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k163(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k161 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:36')
+_k164 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:36')
 
 
 def ones_out(size, *, out):
-    return _k161(size, out=out)
+    return _k164(size, out=out)
 
 
 
-_k162 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:61')
+_k165 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:61')
 
 
 def ones_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k162(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k165(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 ones_like_out = _r.generated_ones_like_out
 
-_k164 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'permute', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1554')
+_k167 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'permute', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1554')
 
 
 def permute(self, dims):
-    return _k164(self, dims)
+    return _k167(self, dims)
 
 
 permute_copy_out = _r.generated_permute_copy_out
 prod_out = _r.generated_prod_out
 
-_k167 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2172')
+_k170 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2172')
 
 
 def rand(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k167(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k170(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k168 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2177')
+_k171 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2177')
 
 
 def rand_generator(size, *, generator, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k168(size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k171(size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k169 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2182')
+_k172 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2182')
 
 
 def rand_out(size, *, out):
-    return _k169(size, out=out)
+    return _k172(size, out=out)
 
 
 
-_k170 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2232')
+_k173 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2232')
 
 
 def rand_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k170(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k173(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 rand_like_out = _r.generated_rand_like_out
 
-_k172 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2202')
+_k175 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2202')
 
 
 def randint(high, size, *, dtype=4, layout=None, device=None, pin_memory=None):
-    return _k172(high, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k175(high, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k173 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2207')
+_k176 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2207')
 
 
 def randint_generator(high, size, *, generator, dtype=4, layout=None, device=None, pin_memory=None):
-    return _k173(high, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k176(high, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k174 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2212')
+_k177 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2212')
 
 
 def randint_low(low, high, size, *, dtype=4, layout=None, device=None, pin_memory=None):
-    return _k174(low, high, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k177(low, high, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k175 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2217')
+_k178 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2217')
 
 
 def randint_low_generator(low, high, size, *, generator, dtype=4, layout=None, device=None, pin_memory=None):
-    return _k175(low, high, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k178(low, high, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k176 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2227')
+_k179 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2227')
 
 
 def randint_low_out(low, high, size, *, out):
-    return _k176(low, high, size, out=out)
+    return _k179(low, high, size, out=out)
 
 
 
-_k177 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2222')
+_k180 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2222')
 
 
 def randint_out(high, size, *, out):
-    return _k177(high, size, out=out)
+    return _k180(high, size, out=out)
 
 
 
-_k178 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2187')
+_k181 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2187')
 
 
 def randn(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k178(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k181(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k179 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2192')
+_k182 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2192')
 
 
 def randn_generator(size, *, generator, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k179(size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k182(size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k180 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2197')
+_k183 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2197')
 
 
 def randn_out(size, *, out):
-    return _k180(size, out=out)
+    return _k183(size, out=out)
 
 
 
-_k181 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2238')
+_k184 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2238')
 
 
 def randn_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k181(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k184(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 randn_like_out = _r.generated_randn_like_out
@@ -1049,318 +1073,318 @@ random_from_out = _r.generated_random_from_out
 random_to = _r.generated_random_to
 random_to_out = _r.generated_random_to_out
 
-_k187 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2690')
+_k190 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2690')
 
 
 def relu(self):
-    return _k187(self)
+    return _k190(self)
 
 
 relu_out = _r.generated_relu_out
 
-_k189 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2697')
+_k192 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2697')
 
 
 def relu_(self):
-    return _k189(self)
+    return _k192(self)
 
 
 
-_k190 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2246')
+_k193 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2246')
 
 
 def remainder_Scalar(self, other):
-    return _k190(self, other)
+    return _k193(self, other)
 
 
 
-_k191 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2283')
+_k194 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2283')
 
 
 def remainder_Scalar_Tensor(self, other):
-    return _k191(self, other)
+    return _k194(self, other)
 
 
 remainder_Scalar_Tensor_out = _r.generated_remainder_Scalar_Tensor_out
 
-_k193 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2258')
+_k196 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2258')
 
 
 def remainder_Scalar_out(self, other, *, out):
-    return _k193(self, other, out=out)
+    return _k196(self, other, out=out)
 
 
 
-_k194 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2252')
+_k197 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2252')
 
 
 def remainder__Scalar(self, other):
-    return _k194(self, other)
+    return _k197(self, other)
 
 
 
-_k195 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'repeat', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1796')
+_k198 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'repeat', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1796')
 
 
 def repeat(self, repeats):
-    return _k195(self, repeats)
+    return _k198(self, repeats)
 
 
 repeat_out = _r.generated_repeat_out
 resize = _r.generated_resize
 resize_out = _r.generated_resize_out
 
-_k199 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'resize_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3524')
+_k202 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'resize_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3524')
 
 
 def resize_(self, size, *, memory_format=None):
-    return _k199(self, size, memory_format=memory_format)
+    return _k202(self, size, memory_format=memory_format)
 
 
 roll_out = _r.generated_roll_out
 
-_k201 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:172')
+_k204 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:172')
 
 
 def rsub_Scalar(self, other, alpha=1):
-    return _k201(self, other, alpha)
+    return _k204(self, other, alpha)
 
 
 rsub_Scalar_out = _r.generated_rsub_Scalar_out
 
-_k203 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:165')
+_k206 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:165')
 
 
 def rsub_Tensor(self, other, *, alpha=1):
-    return _k203(self, other, alpha=alpha)
+    return _k206(self, other, alpha=alpha)
 
 
 rsub_Tensor_out = _r.generated_rsub_Tensor_out
 
-_k205 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'select', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:741')
+_k208 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'select', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:741')
 
 
 def select_int(self, dim, index):
-    return _k205(self, dim, index)
+    return _k208(self, dim, index)
 
 
 select_copy_int_out = _r.generated_select_copy_int_out
 select_scatter_out = _r.generated_select_scatter_out
 
-_k208 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:756')
+_k211 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:756')
 
 
 def slice_Tensor(self, dim=0, start=None, end=None, step=1):
-    return _k208(self, dim, start, end, step)
+    return _k211(self, dim, start, end, step)
 
 
 slice_copy_Tensor_out = _r.generated_slice_copy_Tensor_out
 slice_scatter_out = _r.generated_slice_scatter_out
 
-_k211 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1163')
+_k214 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1163')
 
 
 def softmax_int_out(self, dim, dtype=None, *, out):
-    return _k211(self, dim, dtype, out=out)
+    return _k214(self, dim, dtype, out=out)
 
 
 
-_k212 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2014')
+_k215 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2014')
 
 
 def sort(self, dim=-1, descending=False):
-    return _k212(self, dim, descending)
+    return _k215(self, dim, descending)
 
 
 
-_k213 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2021')
+_k216 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2021')
 
 
 def sort_values(self, dim=-1, descending=False, *, values, indices):
-    return _k213(self, dim, descending, values=values, indices=indices)
+    return _k216(self, dim, descending, values=values, indices=indices)
 
 
 
-_k214 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1614')
+_k217 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1614')
 
 
 def split_Tensor(self, split_size, dim=0):
-    return _k214(self, split_size, dim)
+    return _k217(self, split_size, dim)
 
 
 
-_k215 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_copy_Tensor_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1627')
+_k218 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_copy_Tensor_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1627')
 
 
 def split_copy_Tensor_out(self, split_size, dim=0, *, out):
-    return _k215(self, split_size, dim, out=out)
+    return _k218(self, split_size, dim, out=out)
 
 
 
-_k216 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1636')
+_k219 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1636')
 
 
 def split_with_sizes(self, split_sizes, dim=0):
-    return _k216(self, split_sizes, dim)
+    return _k219(self, split_sizes, dim)
 
 
 
-_k217 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1650')
+_k220 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1650')
 
 
 def split_with_sizes_copy_out(self, split_sizes, dim=0, *, out):
-    return _k217(self, split_sizes, dim, out=out)
+    return _k220(self, split_sizes, dim, out=out)
 
 
 
-_k218 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3438')
+_k221 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3438')
 
 
 def squeeze(self):
-    return _k218(self)
-
-
-
-_k219 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_dim', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:726')
-
-
-def squeeze_dim(self, dim):
-    return _k219(self, dim)
-
-
-
-_k220 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3445')
-
-
-def squeeze_dims(self, dim):
-    return _k220(self, dim)
-
-
-
-_k221 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3491')
-
-
-def squeeze_(self):
     return _k221(self)
 
 
 
-_k222 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3499')
+_k222 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_dim', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:726')
 
 
-def squeeze__dim(self, dim):
+def squeeze_dim(self, dim):
     return _k222(self, dim)
 
 
 
-_k223 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3507')
+_k223 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3445')
+
+
+def squeeze_dims(self, dim):
+    return _k223(self, dim)
+
+
+
+_k224 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3491')
+
+
+def squeeze_(self):
+    return _k224(self)
+
+
+
+_k225 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3499')
+
+
+def squeeze__dim(self, dim):
+    return _k225(self, dim)
+
+
+
+_k226 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3507')
 
 
 def squeeze__dims(self, dim):
-    return _k223(self, dim)
+    return _k226(self, dim)
 
 
 squeeze_copy_dim_out = _r.generated_squeeze_copy_dim_out
 squeeze_copy_dims_out = _r.generated_squeeze_copy_dims_out
 squeeze_copy_out = _r.generated_squeeze_copy_out
 
-_k227 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1773')
+_k230 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1773')
 
 
 def stack(tensors, dim=0):
-    return _k227(tensors, dim)
+    return _k230(tensors, dim)
 
 
 
-_k228 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1777')
+_k231 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1777')
 
 
 def stack_out(tensors, dim=0, *, out):
-    return _k228(tensors, dim, out=out)
+    return _k231(tensors, dim, out=out)
 
 
 
-_k229 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:150')
+_k232 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:150')
 
 
 def sub_Scalar(self, other, alpha=1):
-    return _k229(self, other, alpha)
+    return _k232(self, other, alpha)
 
 
 sub_Scalar_out = _r.generated_sub_Scalar_out
 
-_k231 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:157')
+_k234 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:157')
 
 
 def sub__Scalar(self, other, alpha=1):
-    return _k231(self, other, alpha)
+    return _k234(self, other, alpha)
 
 
 
-_k232 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sum', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:788')
+_k235 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sum', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:788')
 
 
 def sum(self, *, dtype=None):
-    return _k232(self, dtype=dtype)
+    return _k235(self, dtype=dtype)
 
 
 sum_out = _r.generated_sum_out
 
-_k234 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:697')
+_k237 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:697')
 
 
 def t(self):
-    return _k234(self)
+    return _k237(self)
 
 
 
-_k235 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3475')
+_k238 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3475')
 
 
 def t_(self):
-    return _k235(self)
+    return _k238(self)
 
 
 t_copy_out = _r.generated_t_copy_out
 
-_k237 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:683')
+_k240 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:683')
 
 
 def transpose_int(self, dim0, dim1):
-    return _k237(self, dim0, dim1)
+    return _k240(self, dim0, dim1)
 
 
 
-_k238 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3467')
+_k241 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3467')
 
 
 def transpose_(self, dim0, dim1):
-    return _k238(self, dim0, dim1)
+    return _k241(self, dim0, dim1)
 
 
 transpose_copy_int_out = _r.generated_transpose_copy_int_out
 
-_k240 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1660')
+_k243 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1660')
 
 
 def unbind_int(self, dim=0):
-    return _k240(self, dim)
+    return _k243(self, dim)
 
 
 
-_k241 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind_copy_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1671')
+_k244 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind_copy_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1671')
 
 
 def unbind_copy_int_out(self, dim=0, *, out):
-    return _k241(self, dim, out=out)
+    return _k244(self, dim, out=out)
 
 
 
-_k242 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unfold_backward', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3534')
+_k245 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unfold_backward', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3534')
 
 
 def unfold_backward(grad_in, input_sizes, dim, size, step):
-    return _k242(grad_in, input_sizes, dim, size, step)
+    return _k245(grad_in, input_sizes, dim, size, step)
 
 
 unfold_backward_out = _r.generated_unfold_backward_out
@@ -1368,19 +1392,19 @@ unfold_copy_out = _r.generated_unfold_copy_out
 uniform = _r.generated_uniform
 uniform_out = _r.generated_uniform_out
 
-_k247 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:711')
+_k250 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:711')
 
 
 def unsqueeze(self, dim):
-    return _k247(self, dim)
+    return _k250(self, dim)
 
 
 
-_k248 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3483')
+_k251 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3483')
 
 
 def unsqueeze_(self, dim):
-    return _k248(self, dim)
+    return _k251(self, dim)
 
 
 unsqueeze_copy_out = _r.generated_unsqueeze_copy_out
@@ -1390,35 +1414,35 @@ view_copy_out = _r.generated_view_copy_out
 zero = _r.generated_zero
 zero_out = _r.generated_zero_out
 
-_k255 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zero_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3431')
+_k258 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zero_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3431')
 
 
 def zero_(self):
-    return _k255(self)
+    return _k258(self)
 
 
 
-_k256 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:24')
+_k259 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:24')
 
 
 def zeros(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k256(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k259(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k257 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:28')
+_k260 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:28')
 
 
 def zeros_out(size, *, out):
-    return _k257(size, out=out)
+    return _k260(size, out=out)
 
 
 
-_k258 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:56')
+_k261 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:56')
 
 
 def zeros_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k258(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k261(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 zeros_like_out = _r.generated_zeros_like_out
@@ -1632,6 +1656,13 @@ OVERLOADS = {
     'floor_divide_': {
         'Scalar': (floor_divide__Scalar, 'TN', 'floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'),
         'Tensor': (floor_divide__Tensor, 'TT', 'floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
+    },
+    'fmod': {
+        'Scalar': (fmod_Scalar, 'TN', 'fmod.Scalar(Tensor self, Scalar other) -> Tensor'),
+        'Scalar_out': (fmod_Scalar_out, 'TNT', 'fmod.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'fmod_': {
+        'Scalar': (fmod__Scalar, 'TN', 'fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'),
     },
     'full': {
         'default': (full, 'NNNNNN', 'full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'),

@@ -15,7 +15,7 @@ KEY = 'CompositeImplicitAutograd'
 
 
 
-_k0 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3999')
+_k0 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4102')
 
 
 def absolute(self):
@@ -23,7 +23,7 @@ def absolute(self):
 
 
 
-_k1 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4007')
+_k1 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4110')
 
 
 def absolute_out(self, *, out):
@@ -31,7 +31,7 @@ def absolute_out(self, *, out):
 
 
 
-_k2 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4003')
+_k2 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4106')
 
 
 def absolute_(self):
@@ -159,1043 +159,1067 @@ def arctan_out(self, *, out):
 
 
 
-_k18 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'arctan_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3968')
+_k18 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'arctan2', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4019')
+
+
+def arctan2(self, other):
+    return _k18(self, other)
+
+
+
+_k19 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'arctan2_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4022')
+
+
+def arctan2_out(self, other, *, out):
+    return _k19(self, other, out=out)
+
+
+
+_k20 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'arctan2_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4025')
+
+
+def arctan2_(self, other):
+    return _k20(self, other)
+
+
+
+_k21 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'arctan_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3968')
 
 
 def arctan_(self):
-    return _k18(self)
-
-
-
-_k19 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'arctanh', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3989')
-
-
-def arctanh(self):
-    return _k19(self)
-
-
-
-_k20 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'arctanh_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3995')
-
-
-def arctanh_out(self, *, out):
-    return _k20(self, out=out)
-
-
-
-_k21 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'arctanh_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3992')
-
-
-def arctanh_(self):
     return _k21(self)
 
 
 
-_k22 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'chunk', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1655')
+_k22 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'arctanh', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3989')
+
+
+def arctanh(self):
+    return _k22(self)
+
+
+
+_k23 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'arctanh_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3995')
+
+
+def arctanh_out(self, *, out):
+    return _k23(self, out=out)
+
+
+
+_k24 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'arctanh_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3992')
+
+
+def arctanh_(self):
+    return _k24(self)
+
+
+
+_k25 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'chunk', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1655')
 
 
 def chunk(self, chunks, dim=0):
-    return _k22(self, chunks, dim)
+    return _k25(self, chunks, dim)
 
 
 
-_k23 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4095')
+_k26 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4198')
 
 
 def clip(self, min=None, max=None):
-    return _k23(self, min, max)
+    return _k26(self, min, max)
 
 
 
-_k24 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4100')
+_k27 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4203')
 
 
 def clip_Tensor(self, min=None, max=None):
-    return _k24(self, min, max)
-
-
-
-_k25 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4117')
-
-
-def clip_Tensor_out(self, min=None, max=None, *, out):
-    return _k25(self, min, max, out=out)
-
-
-
-_k26 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4113')
-
-
-def clip_out(self, min=None, max=None, *, out):
-    return _k26(self, min, max, out=out)
-
-
-
-_k27 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4104')
-
-
-def clip_(self, min=None, max=None):
     return _k27(self, min, max)
 
 
 
-_k28 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4109')
+_k28 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4220')
+
+
+def clip_Tensor_out(self, min=None, max=None, *, out):
+    return _k28(self, min, max, out=out)
+
+
+
+_k29 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4216')
+
+
+def clip_out(self, min=None, max=None, *, out):
+    return _k29(self, min, max, out=out)
+
+
+
+_k30 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4207')
+
+
+def clip_(self, min=None, max=None):
+    return _k30(self, min, max)
+
+
+
+_k31 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4212')
 
 
 def clip__Tensor(self, min=None, max=None):
-    return _k28(self, min, max)
+    return _k31(self, min, max)
 
 
 
-_k29 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conj', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1371')
+_k32 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conj', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1371')
 
 
 def conj(self):
-    return _k29(self)
+    return _k32(self)
 
 
 
-_k30 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conj_physical', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1406')
+_k33 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conj_physical', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1406')
 
 
 def conj_physical(self):
-    return _k30(self)
+    return _k33(self)
 
 
 
-_k31 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'contiguous', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1730')
+_k34 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'contiguous', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1730')
 
 
 def contiguous(self, *, memory_format=0):
-    return _k31(self, memory_format=memory_format)
+    return _k34(self, memory_format=memory_format)
 
 
 
-_k32 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1519')
+_k35 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1519')
 
 
 def conv1d(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
-    return _k32(input, weight, bias, stride, padding, dilation, groups)
-
-
-
-_k33 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1523')
-
-
-def conv1d_padding(input, weight, bias=None, stride=(1,), padding='valid', dilation=(1,), groups=1):
-    return _k33(input, weight, bias, stride, padding, dilation, groups)
-
-
-
-_k34 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1528')
-
-
-def conv2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
-    return _k34(input, weight, bias, stride, padding, dilation, groups)
-
-
-
-_k35 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1532')
-
-
-def conv2d_padding(input, weight, bias=None, stride=(1, 1), padding='valid', dilation=(1, 1), groups=1):
     return _k35(input, weight, bias, stride, padding, dilation, groups)
 
 
 
-_k36 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'cross_entropy_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1492')
+_k36 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1523')
+
+
+def conv1d_padding(input, weight, bias=None, stride=(1,), padding='valid', dilation=(1,), groups=1):
+    return _k36(input, weight, bias, stride, padding, dilation, groups)
+
+
+
+_k37 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1528')
+
+
+def conv2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
+    return _k37(input, weight, bias, stride, padding, dilation, groups)
+
+
+
+_k38 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1532')
+
+
+def conv2d_padding(input, weight, bias=None, stride=(1, 1), padding='valid', dilation=(1, 1), groups=1):
+    return _k38(input, weight, bias, stride, padding, dilation, groups)
+
+
+
+_k39 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'cross_entropy_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1492')
 
 
 def cross_entropy_loss(self, target, weight=None, reduction=1, ignore_index=-100, label_smoothing=0.0):
-    return _k36(self, target, weight, reduction, ignore_index, label_smoothing)
+    return _k39(self, target, weight, reduction, ignore_index, label_smoothing)
 
 
 
-_k37 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4040')
+_k40 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4143')
 
 
 def divide_Scalar(self, other):
-    return _k37(self, other)
+    return _k40(self, other)
 
 
 
-_k38 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4054')
+_k41 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4157')
 
 
 def divide_Scalar_mode(self, other, *, rounding_mode):
-    return _k38(self, other, rounding_mode=rounding_mode)
+    return _k41(self, other, rounding_mode=rounding_mode)
 
 
 
-_k39 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4032')
+_k42 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4135')
 
 
 def divide_Tensor(self, other):
-    return _k39(self, other)
+    return _k42(self, other)
 
 
 
-_k40 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4046')
+_k43 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4149')
 
 
 def divide_Tensor_mode(self, other, *, rounding_mode):
-    return _k40(self, other, rounding_mode=rounding_mode)
+    return _k43(self, other, rounding_mode=rounding_mode)
 
 
 
-_k41 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4038')
+_k44 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4141')
 
 
 def divide_out(self, other, *, out):
-    return _k41(self, other, out=out)
+    return _k44(self, other, out=out)
 
 
 
-_k42 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4052')
+_k45 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4155')
 
 
 def divide_out_mode(self, other, *, rounding_mode, out):
-    return _k42(self, other, rounding_mode=rounding_mode, out=out)
+    return _k45(self, other, rounding_mode=rounding_mode, out=out)
 
 
 
-_k43 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4043')
+_k46 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4146')
 
 
 def divide__Scalar(self, other):
-    return _k43(self, other)
+    return _k46(self, other)
 
 
 
-_k44 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4057')
+_k47 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4160')
 
 
 def divide__Scalar_mode(self, other, *, rounding_mode):
-    return _k44(self, other, rounding_mode=rounding_mode)
+    return _k47(self, other, rounding_mode=rounding_mode)
 
 
 
-_k45 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4035')
+_k48 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4138')
 
 
 def divide__Tensor(self, other):
-    return _k45(self, other)
+    return _k48(self, other)
 
 
 
-_k46 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4049')
+_k49 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4152')
 
 
 def divide__Tensor_mode(self, other, *, rounding_mode):
-    return _k46(self, other, rounding_mode=rounding_mode)
+    return _k49(self, other, rounding_mode=rounding_mode)
 
 
 
-_k47 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1432')
+_k50 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1432')
 
 
 def dropout(input, p, train):
-    return _k47(input, p, train)
+    return _k50(input, p, train)
 
 
 
-_k48 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1435')
+_k51 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1435')
 
 
 def dropout_(self, p, train):
-    return _k48(self, p, train)
+    return _k51(self, p, train)
 
 
 
-_k49 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'expand_as', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3580')
+_k52 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'expand_as', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3580')
 
 
 def expand_as(self, other):
-    return _k49(self, other)
+    return _k52(self, other)
 
 
 
-_k50 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'fix', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3941')
+_k53 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'fix', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3941')
 
 
 def fix(self):
-    return _k50(self)
+    return _k53(self)
 
 
 
-_k51 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'fix_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3947')
+_k54 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'fix_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3947')
 
 
 def fix_out(self, *, out):
-    return _k51(self, out=out)
+    return _k54(self, out=out)
 
 
 
-_k52 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'fix_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3944')
+_k55 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'fix_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3944')
 
 
 def fix_(self):
-    return _k52(self)
+    return _k55(self)
 
 
 
-_k53 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'flatten', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1701')
+_k56 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'flatten', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1701')
 
 
 def flatten_using_ints(self, start_dim=0, end_dim=-1):
-    return _k53(self, start_dim, end_dim)
+    return _k56(self, start_dim, end_dim)
 
 
 
-_k54 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4169')
+_k57 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4272')
 
 
 def greater_Scalar(self, other):
-    return _k54(self, other)
+    return _k57(self, other)
 
 
 
-_k55 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4167')
+_k58 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4270')
 
 
 def greater_Scalar_out(self, other, *, out):
-    return _k55(self, other, out=out)
+    return _k58(self, other, out=out)
 
 
 
-_k56 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4174')
+_k59 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4277')
 
 
 def greater_Tensor(self, other):
-    return _k56(self, other)
-
-
-
-_k57 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4172')
-
-
-def greater_Tensor_out(self, other, *, out):
-    return _k57(self, other, out=out)
-
-
-
-_k58 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4177')
-
-
-def greater__Scalar(self, other):
-    return _k58(self, other)
-
-
-
-_k59 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4180')
-
-
-def greater__Tensor(self, other):
     return _k59(self, other)
 
 
 
-_k60 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4137')
+_k60 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4275')
 
 
-def greater_equal_Scalar(self, other):
-    return _k60(self, other)
-
-
-
-_k61 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4135')
-
-
-def greater_equal_Scalar_out(self, other, *, out):
-    return _k61(self, other, out=out)
+def greater_Tensor_out(self, other, *, out):
+    return _k60(self, other, out=out)
 
 
 
-_k62 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4142')
+_k61 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4280')
 
 
-def greater_equal_Tensor(self, other):
+def greater__Scalar(self, other):
+    return _k61(self, other)
+
+
+
+_k62 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4283')
+
+
+def greater__Tensor(self, other):
     return _k62(self, other)
 
 
 
-_k63 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4140')
+_k63 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4240')
 
 
-def greater_equal_Tensor_out(self, other, *, out):
-    return _k63(self, other, out=out)
-
-
-
-_k64 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4145')
-
-
-def greater_equal__Scalar(self, other):
-    return _k64(self, other)
+def greater_equal_Scalar(self, other):
+    return _k63(self, other)
 
 
 
-_k65 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4148')
+_k64 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4238')
 
 
-def greater_equal__Tensor(self, other):
+def greater_equal_Scalar_out(self, other, *, out):
+    return _k64(self, other, out=out)
+
+
+
+_k65 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4245')
+
+
+def greater_equal_Tensor(self, other):
     return _k65(self, other)
 
 
 
-_k66 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'isfinite', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3610')
+_k66 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4243')
+
+
+def greater_equal_Tensor_out(self, other, *, out):
+    return _k66(self, other, out=out)
+
+
+
+_k67 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4248')
+
+
+def greater_equal__Scalar(self, other):
+    return _k67(self, other)
+
+
+
+_k68 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4251')
+
+
+def greater_equal__Tensor(self, other):
+    return _k68(self, other)
+
+
+
+_k69 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'isfinite', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3610')
 
 
 def isfinite(self):
-    return _k66(self)
+    return _k69(self)
 
 
 
-_k67 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'isreal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3616')
+_k70 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'isreal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3616')
 
 
 def isreal(self):
-    return _k67(self)
+    return _k70(self)
 
 
 
-_k68 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'layer_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1438')
+_k71 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'layer_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1438')
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
-    return _k68(input, normalized_shape, weight, bias, eps, cudnn_enable)
+    return _k71(input, normalized_shape, weight, bias, eps, cudnn_enable)
 
 
 
-_k69 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4185')
+_k72 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4288')
 
 
 def less_Scalar(self, other):
-    return _k69(self, other)
+    return _k72(self, other)
 
 
 
-_k70 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4183')
+_k73 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4286')
 
 
 def less_Scalar_out(self, other, *, out):
-    return _k70(self, other, out=out)
+    return _k73(self, other, out=out)
 
 
 
-_k71 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4190')
+_k74 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4293')
 
 
 def less_Tensor(self, other):
-    return _k71(self, other)
-
-
-
-_k72 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4188')
-
-
-def less_Tensor_out(self, other, *, out):
-    return _k72(self, other, out=out)
-
-
-
-_k73 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4193')
-
-
-def less__Scalar(self, other):
-    return _k73(self, other)
-
-
-
-_k74 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4196')
-
-
-def less__Tensor(self, other):
     return _k74(self, other)
 
 
 
-_k75 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4153')
+_k75 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4291')
 
 
-def less_equal_Scalar(self, other):
-    return _k75(self, other)
-
-
-
-_k76 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4151')
-
-
-def less_equal_Scalar_out(self, other, *, out):
-    return _k76(self, other, out=out)
+def less_Tensor_out(self, other, *, out):
+    return _k75(self, other, out=out)
 
 
 
-_k77 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4158')
+_k76 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4296')
 
 
-def less_equal_Tensor(self, other):
+def less__Scalar(self, other):
+    return _k76(self, other)
+
+
+
+_k77 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4299')
+
+
+def less__Tensor(self, other):
     return _k77(self, other)
 
 
 
-_k78 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4156')
+_k78 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4256')
 
 
-def less_equal_Tensor_out(self, other, *, out):
-    return _k78(self, other, out=out)
-
-
-
-_k79 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4161')
-
-
-def less_equal__Scalar(self, other):
-    return _k79(self, other)
+def less_equal_Scalar(self, other):
+    return _k78(self, other)
 
 
 
-_k80 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4164')
+_k79 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4254')
 
 
-def less_equal__Tensor(self, other):
+def less_equal_Scalar_out(self, other, *, out):
+    return _k79(self, other, out=out)
+
+
+
+_k80 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4261')
+
+
+def less_equal_Tensor(self, other):
     return _k80(self, other)
 
 
 
-_k81 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_matrix_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1363')
+_k81 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4259')
+
+
+def less_equal_Tensor_out(self, other, *, out):
+    return _k81(self, other, out=out)
+
+
+
+_k82 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4264')
+
+
+def less_equal__Scalar(self, other):
+    return _k82(self, other)
+
+
+
+_k83 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4267')
+
+
+def less_equal__Tensor(self, other):
+    return _k83(self, other)
+
+
+
+_k84 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_matrix_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1363')
 
 
 def linalg_matrix_norm(self, ord, dim=(-2, -1), keepdim=False, *, dtype=None):
-    return _k81(self, ord, dim, keepdim, dtype=dtype)
+    return _k84(self, ord, dim, keepdim, dtype=dtype)
 
 
 
-_k82 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_matrix_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1366')
+_k85 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_matrix_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1366')
 
 
 def linalg_matrix_norm_str_ord(self, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None):
-    return _k82(self, ord, dim, keepdim, dtype=dtype)
+    return _k85(self, ord, dim, keepdim, dtype=dtype)
 
 
 
-_k83 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_svdvals', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1359')
+_k86 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_svdvals', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1359')
 
 
 def linalg_svdvals(A, *, driver=None):
-    return _k83(A, driver=driver)
+    return _k86(A, driver=driver)
 
 
 
-_k84 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linear', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1340')
+_k87 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linear', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1340')
 
 
 def linear(input, weight, bias=None):
-    return _k84(input, weight, bias)
+    return _k87(input, weight, bias)
 
 
 
-_k85 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'log_softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1177')
+_k88 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'log_softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1177')
 
 
 def log_softmax_int(self, dim, dtype=None):
-    return _k85(self, dim, dtype)
+    return _k88(self, dim, dtype)
 
 
 
-_k86 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:898')
+_k89 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:898')
 
 
 def matmul(self, other):
-    return _k86(self, other)
-
-
-
-_k87 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:901')
-
-
-def matmul_out(self, other, *, out):
-    return _k87(self, other, out=out)
-
-
-
-_k88 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4026')
-
-
-def multiply_Scalar(self, other):
-    return _k88(self, other)
-
-
-
-_k89 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4018')
-
-
-def multiply_Tensor(self, other):
     return _k89(self, other)
 
 
 
-_k90 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4024')
+_k90 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:901')
 
 
-def multiply_out(self, other, *, out):
+def matmul_out(self, other, *, out):
     return _k90(self, other, out=out)
 
 
 
-_k91 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4029')
+_k91 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4129')
 
 
-def multiply__Scalar(self, other):
+def multiply_Scalar(self, other):
     return _k91(self, other)
 
 
 
-_k92 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4021')
+_k92 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4121')
 
 
-def multiply__Tensor(self, other):
+def multiply_Tensor(self, other):
     return _k92(self, other)
 
 
 
-_k93 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1567')
+_k93 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4127')
+
+
+def multiply_out(self, other, *, out):
+    return _k93(self, other, out=out)
+
+
+
+_k94 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4132')
+
+
+def multiply__Scalar(self, other):
+    return _k94(self, other)
+
+
+
+_k95 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4124')
+
+
+def multiply__Tensor(self, other):
+    return _k95(self, other)
+
+
+
+_k96 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1567')
 
 
 def narrow(self, dim, start, length):
-    return _k93(self, dim, start, length)
+    return _k96(self, dim, start, length)
 
 
 
-_k94 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1572')
+_k97 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1572')
 
 
 def narrow_Tensor(self, dim, start, length):
-    return _k94(self, dim, start, length)
+    return _k97(self, dim, start, length)
 
 
 
-_k95 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4010')
+_k98 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4113')
 
 
 def negative(self):
-    return _k95(self)
+    return _k98(self)
 
 
 
-_k96 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4016')
+_k99 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4119')
 
 
 def negative_out(self, *, out):
-    return _k96(self, out=out)
+    return _k99(self, out=out)
 
 
 
-_k97 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4013')
+_k100 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4116')
 
 
 def negative_(self):
-    return _k97(self)
+    return _k100(self)
 
 
 
-_k98 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1461')
+_k101 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1461')
 
 
 def nll_loss(self, target, weight=None, reduction=1, ignore_index=-100):
-    return _k98(self, target, weight, reduction, ignore_index)
+    return _k101(self, target, weight, reduction, ignore_index)
 
 
 
-_k99 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1455')
+_k102 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1455')
 
 
 def nll_loss_out(self, target, weight=None, reduction=1, ignore_index=-100, *, out):
-    return _k99(self, target, weight, reduction, ignore_index, out=out)
+    return _k102(self, target, weight, reduction, ignore_index, out=out)
 
 
 
-_k100 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1477')
+_k103 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1477')
 
 
 def nll_loss2d(self, target, weight=None, reduction=1, ignore_index=-100):
-    return _k100(self, target, weight, reduction, ignore_index)
+    return _k103(self, target, weight, reduction, ignore_index)
 
 
 
-_k101 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1474')
+_k104 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1474')
 
 
 def nll_loss2d_out(self, target, weight=None, reduction=1, ignore_index=-100, *, out):
-    return _k101(self, target, weight, reduction, ignore_index, out=out)
+    return _k104(self, target, weight, reduction, ignore_index, out=out)
 
 
 
-_k102 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_nd', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1458')
+_k105 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_nd', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1458')
 
 
 def nll_loss_nd(self, target, weight=None, reduction=1, ignore_index=-100):
-    return _k102(self, target, weight, reduction, ignore_index)
+    return _k105(self, target, weight, reduction, ignore_index)
 
 
 
-_k103 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4121')
+_k106 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4224')
 
 
 def not_equal_Scalar(self, other):
-    return _k103(self, other)
+    return _k106(self, other)
 
 
 
-_k104 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4119')
+_k107 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4222')
 
 
 def not_equal_Scalar_out(self, other, *, out):
-    return _k104(self, other, out=out)
+    return _k107(self, other, out=out)
 
 
 
-_k105 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4126')
+_k108 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4229')
 
 
 def not_equal_Tensor(self, other):
-    return _k105(self, other)
-
-
-
-_k106 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4124')
-
-
-def not_equal_Tensor_out(self, other, *, out):
-    return _k106(self, other, out=out)
-
-
-
-_k107 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4129')
-
-
-def not_equal__Scalar(self, other):
-    return _k107(self, other)
-
-
-
-_k108 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4132')
-
-
-def not_equal__Tensor(self, other):
     return _k108(self, other)
 
 
 
-_k109 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'one_hot', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1507')
+_k109 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4227')
+
+
+def not_equal_Tensor_out(self, other, *, out):
+    return _k109(self, other, out=out)
+
+
+
+_k110 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4232')
+
+
+def not_equal__Scalar(self, other):
+    return _k110(self, other)
+
+
+
+_k111 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4235')
+
+
+def not_equal__Tensor(self, other):
+    return _k111(self, other)
+
+
+
+_k112 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'one_hot', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1507')
 
 
 def one_hot(self, num_classes=-1):
-    return _k109(self, num_classes)
+    return _k112(self, num_classes)
 
 
 
-_k110 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1294')
+_k113 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1294')
 
 
 def outer(self, vec2):
-    return _k110(self, vec2)
+    return _k113(self, vec2)
 
 
 
-_k111 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1297')
+_k114 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1297')
 
 
 def outer_out(self, vec2, *, out):
-    return _k111(self, vec2, out=out)
+    return _k114(self, vec2, out=out)
 
 
 
-_k112 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'positive', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3686')
+_k115 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'positive', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3686')
 
 
 def positive(self):
-    return _k112(self)
-
-
-
-_k113 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'reshape', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:678')
-
-
-def reshape(self, shape):
-    return _k113(self, shape)
-
-
-
-_k114 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'reshape_as', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3585')
-
-
-def reshape_as(self, other):
-    return _k114(self, other)
-
-
-
-_k115 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'resolve_conj', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1421')
-
-
-def resolve_conj(self):
     return _k115(self)
 
 
 
-_k116 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'resolve_neg', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1424')
+_k116 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'reshape', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:678')
+
+
+def reshape(self, shape):
+    return _k116(self, shape)
+
+
+
+_k117 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'reshape_as', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3585')
+
+
+def reshape_as(self, other):
+    return _k117(self, other)
+
+
+
+_k118 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'resolve_conj', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1421')
+
+
+def resolve_conj(self):
+    return _k118(self)
+
+
+
+_k119 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'resolve_neg', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1424')
 
 
 def resolve_neg(self):
-    return _k116(self)
-
-
-
-_k117 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1160')
-
-
-def softmax_int(self, dim, dtype=None):
-    return _k117(self, dim, dtype)
-
-
-
-_k118 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'split', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1632')
-
-
-def split_sizes(self, split_size, dim=0):
-    return _k118(self, split_size, dim)
-
-
-
-_k119 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'square', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3655')
-
-
-def square(self):
     return _k119(self)
 
 
 
-_k120 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'square_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3665')
+_k120 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1160')
+
+
+def softmax_int(self, dim, dtype=None):
+    return _k120(self, dim, dtype)
+
+
+
+_k121 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'split', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1632')
+
+
+def split_sizes(self, split_size, dim=0):
+    return _k121(self, split_size, dim)
+
+
+
+_k122 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'square', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3655')
+
+
+def square(self):
+    return _k122(self)
+
+
+
+_k123 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'square_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3665')
 
 
 def square_out(self, *, out):
-    return _k120(self, out=out)
+    return _k123(self, out=out)
 
 
 
-_k121 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'square_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3660')
+_k124 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'square_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3660')
 
 
 def square_(self):
-    return _k121(self)
+    return _k124(self)
 
 
 
-_k122 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1071')
+_k125 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1071')
 
 
 def std(self, unbiased=True):
-    return _k122(self, unbiased)
+    return _k125(self, unbiased)
 
 
 
-_k123 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1077')
+_k126 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1077')
 
 
 def std_dim(self, dim, unbiased=True, keepdim=False):
-    return _k123(self, dim, unbiased, keepdim)
+    return _k126(self, dim, unbiased, keepdim)
 
 
 
-_k124 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1083')
+_k127 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1083')
 
 
 def std_out(self, dim, unbiased=True, keepdim=False, *, out):
-    return _k124(self, dim, unbiased, keepdim, out=out)
+    return _k127(self, dim, unbiased, keepdim, out=out)
 
 
 
-_k125 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4089')
+_k128 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4192')
 
 
 def subtract_Scalar(self, other, alpha=1):
-    return _k125(self, other, alpha)
-
-
-
-_k126 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4083')
-
-
-def subtract_Tensor(self, other, *, alpha=1):
-    return _k126(self, other, alpha=alpha)
-
-
-
-_k127 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4081')
-
-
-def subtract_out(self, other, *, alpha=1, out):
-    return _k127(self, other, alpha=alpha, out=out)
-
-
-
-_k128 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4092')
-
-
-def subtract__Scalar(self, other, alpha=1):
     return _k128(self, other, alpha)
 
 
 
-_k129 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4086')
+_k129 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4186')
 
 
-def subtract__Tensor(self, other, *, alpha=1):
+def subtract_Tensor(self, other, *, alpha=1):
     return _k129(self, other, alpha=alpha)
 
 
 
-_k130 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1747')
+_k130 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4184')
+
+
+def subtract_out(self, other, *, alpha=1, out):
+    return _k130(self, other, alpha=alpha, out=out)
+
+
+
+_k131 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4195')
+
+
+def subtract__Scalar(self, other, alpha=1):
+    return _k131(self, other, alpha)
+
+
+
+_k132 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4189')
+
+
+def subtract__Tensor(self, other, *, alpha=1):
+    return _k132(self, other, alpha=alpha)
+
+
+
+_k133 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1747')
 
 
 def to_device(self, device, dtype, non_blocking=False, copy=False, memory_format=None):
-    return _k130(self, device, dtype, non_blocking, copy, memory_format)
+    return _k133(self, device, dtype, non_blocking, copy, memory_format)
 
 
 
-_k131 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1752')
+_k134 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1752')
 
 
 def to_dtype(self, dtype, non_blocking=False, copy=False, memory_format=None):
-    return _k131(self, dtype, non_blocking, copy, memory_format)
+    return _k134(self, dtype, non_blocking, copy, memory_format)
 
 
 
-_k132 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1742')
+_k135 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1742')
 
 
 def to_dtype_layout(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, copy=False, memory_format=None):
-    return _k132(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, non_blocking=non_blocking, copy=copy, memory_format=memory_format)
+    return _k135(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, non_blocking=non_blocking, copy=copy, memory_format=memory_format)
 
 
 
-_k133 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1757')
+_k136 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1757')
 
 
 def to_other(self, other, non_blocking=False, copy=False, memory_format=None):
-    return _k133(self, other, non_blocking, copy, memory_format)
+    return _k136(self, other, non_blocking, copy, memory_format)
 
 
 
-_k134 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4073')
+_k137 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4176')
 
 
 def true_divide_Scalar(self, other):
-    return _k134(self, other)
-
-
-
-_k135 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4061')
-
-
-def true_divide_Tensor(self, other):
-    return _k135(self, other)
-
-
-
-_k136 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4070')
-
-
-def true_divide_out(self, other, *, out):
-    return _k136(self, other, out=out)
-
-
-
-_k137 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4077')
-
-
-def true_divide__Scalar(self, other):
     return _k137(self, other)
 
 
 
-_k138 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4066')
+_k138 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4164')
 
 
-def true_divide__Tensor(self, other):
+def true_divide_Tensor(self, other):
     return _k138(self, other)
 
 
 
-_k139 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'type_as', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3572')
+_k139 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4173')
+
+
+def true_divide_out(self, other, *, out):
+    return _k139(self, other, out=out)
+
+
+
+_k140 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4180')
+
+
+def true_divide__Scalar(self, other):
+    return _k140(self, other)
+
+
+
+_k141 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4169')
+
+
+def true_divide__Tensor(self, other):
+    return _k141(self, other)
+
+
+
+_k142 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'type_as', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3572')
 
 
 def type_as(self, other):
-    return _k139(self, other)
+    return _k142(self, other)
 
 
 
-_k140 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1039')
+_k143 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1039')
 
 
 def var(self, unbiased=True):
-    return _k140(self, unbiased)
+    return _k143(self, unbiased)
 
 
 
-_k141 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1045')
+_k144 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1045')
 
 
 def var_dim(self, dim, unbiased=True, keepdim=False):
-    return _k141(self, dim, unbiased, keepdim)
+    return _k144(self, dim, unbiased, keepdim)
 
 
 
-_k142 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1051')
+_k145 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1051')
 
 
 def var_out(self, dim, unbiased=True, keepdim=False, *, out):
-    return _k142(self, dim, unbiased, keepdim, out=out)
+    return _k145(self, dim, unbiased, keepdim, out=out)
 
 
 
-_k143 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'view_as', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3575')
+_k146 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'view_as', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3575')
 
 
 def view_as(self, other):
-    return _k143(self, other)
+    return _k146(self, other)
 
 
 
-_k144 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2845')
+_k147 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2845')
 
 
 def where(condition):
-    return _k144(condition)
+    return _k147(condition)
 
 
 
-_k145 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2842')
+_k148 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2842')
 
 
 def where_Scalar(condition, self, other):
-    return _k145(condition, self, other)
+    return _k148(condition, self, other)
 
 
 
-_k146 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2839')
+_k149 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2839')
 
 
 def where_ScalarOther(condition, self, other):
-    return _k146(condition, self, other)
+    return _k149(condition, self, other)
 
 
 
-_k147 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2836')
+_k150 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2836')
 
 
 def where_ScalarSelf(condition, self, other):
-    return _k147(condition, self, other)
+    return _k150(condition, self, other)
 
 
 
@@ -1243,6 +1267,13 @@ OVERLOADS = {
     'arctan': {
         'default': (arctan, 'T', 'arctan(Tensor self) -> Tensor'),
         'out': (arctan_out, 'TT', 'arctan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'arctan2': {
+        'default': (arctan2, 'TT', 'arctan2(Tensor self, Tensor other) -> Tensor'),
+        'out': (arctan2_out, 'TTT', 'arctan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'arctan2_': {
+        'default': (arctan2_, 'TT', 'arctan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
     },
     'arctan_': {
         'default': (arctan_, 'T', 'arctan_(Tensor(a!) self) -> Tensor(a!)'),

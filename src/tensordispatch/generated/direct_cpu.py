@@ -181,6 +181,9 @@ asinh_out = _r.wrapper_CPU_asinh_out
 asinh_ = _r.wrapper_CPU_asinh_
 atan = _r.wrapper_CPU_atan
 atan_out = _r.wrapper_CPU_atan_out
+atan2 = _r.wrapper_CPU_atan2
+atan2_out = _r.wrapper_CPU_atan2_out
+atan2_ = _r.wrapper_CPU_atan2_
 atan_ = _r.wrapper_CPU_atan_
 atanh = _r.wrapper_CPU_atanh
 atanh_out = _r.wrapper_CPU_atanh_out
@@ -232,27 +235,27 @@ clamp_min_out = _r.wrapper_CPU_clamp_min_out
 clamp_min_ = _r.wrapper_CPU_clamp_min_
 clamp_min__Tensor = _r.wrapper_CPU_clamp_min__Tensor
 
-_k119 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'convolution_cpu', 'CPU', 'ops/native_functions.yaml:1512')
+_k122 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'convolution_cpu', 'CPU', 'ops/native_functions.yaml:1512')
 
 
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
-    return _k119(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    return _k122(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
 
 
 
-_k120 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'copy_', 'CPU', 'ops/native_functions.yaml:652')
+_k123 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'copy_', 'CPU', 'ops/native_functions.yaml:652')
 
 
 def copy_(self, src, non_blocking=False):
-    return _k120(self, src, non_blocking)
+    return _k123(self, src, non_blocking)
 
 
 
-_k121 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'cos', 'CPU', 'ops/native_functions.yaml:378')
+_k124 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'cos', 'CPU', 'ops/native_functions.yaml:378')
 
 
 def cos(self):
-    return _k121(self)
+    return _k124(self)
 
 
 cos_out = _r.wrapper_CPU_cos_out
@@ -264,55 +267,55 @@ cumsum = _r.wrapper_CPU_cumsum
 cumsum_out = _r.wrapper_CPU_cumsum_out
 cumsum_ = _r.wrapper_CPU_cumsum_
 
-_k130 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'div.Tensor', 'CPU', 'ops/native_functions.yaml:228')
+_k133 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'div.Tensor', 'CPU', 'ops/native_functions.yaml:228')
 
 
 def div_Tensor(self, other):
-    return _k130(self, other)
+    return _k133(self, other)
 
 
 div_Tensor_mode = _r.wrapper_CPU_div_Tensor_mode
 div_out = _r.wrapper_CPU_div_out
 div_out_mode = _r.wrapper_CPU_div_out_mode
 
-_k134 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'div_.Tensor', 'CPU', 'ops/native_functions.yaml:228')
+_k137 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'div_.Tensor', 'CPU', 'ops/native_functions.yaml:228')
 
 
 def div__Tensor(self, other):
-    return _k134(self, other)
+    return _k137(self, other)
 
 
 div__Tensor_mode = _r.wrapper_CPU_div__Tensor_mode
 
-_k136 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'dot', 'CPU', 'ops/native_functions.yaml:879')
+_k139 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'dot', 'CPU', 'ops/native_functions.yaml:879')
 
 
 def dot(self, tensor):
-    return _k136(self, tensor)
+    return _k139(self, tensor)
 
 
 
-_k137 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'embedding_renorm_cpu_', 'CPU', 'ops/native_functions.yaml:1501')
+_k140 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'embedding_renorm_cpu_', 'CPU', 'ops/native_functions.yaml:1501')
 
 
 def embedding_renorm_(self, indices, max_norm, norm_type):
-    return _k137(self, indices, max_norm, norm_type)
+    return _k140(self, indices, max_norm, norm_type)
 
 
 
-_k138 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'empty_cpu', 'CPU', 'ops/native_functions.yaml:11')
+_k141 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'empty_cpu', 'CPU', 'ops/native_functions.yaml:11')
 
 
 def empty_memory_format(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k138(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k141(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 
-_k139 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'empty_strided_cpu', 'CPU', 'ops/native_functions.yaml:17')
+_k142 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'empty_strided_cpu', 'CPU', 'ops/native_functions.yaml:17')
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k139(size, stride, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k142(size, stride, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 eq_Scalar = _r.wrapper_CPU_eq_Scalar
@@ -325,11 +328,11 @@ erf = _r.wrapper_CPU_erf
 erf_out = _r.wrapper_CPU_erf_out
 erf_ = _r.wrapper_CPU_erf_
 
-_k149 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'exp', 'CPU', 'ops/native_functions.yaml:338')
+_k152 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'exp', 'CPU', 'ops/native_functions.yaml:338')
 
 
 def exp(self):
-    return _k149(self)
+    return _k152(self)
 
 
 exp_out = _r.wrapper_CPU_exp_out
@@ -341,48 +344,51 @@ expm1 = _r.wrapper_CPU_expm1
 expm1_out = _r.wrapper_CPU_expm1_out
 expm1_ = _r.wrapper_CPU_expm1_
 
-_k158 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_m_out', 'CPU', 'ops/native_functions.yaml:2120')
+_k161 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_m_out', 'CPU', 'ops/native_functions.yaml:2120')
 
 
 def eye_m_out(n, m, *, out):
-    return _k158(n, m, out=out)
+    return _k161(n, m, out=out)
 
 
 
-_k159 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_out', 'CPU', 'ops/native_functions.yaml:2116')
+_k162 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_out', 'CPU', 'ops/native_functions.yaml:2116')
 
 
 def eye_out(n, *, out):
-    return _k159(n, out=out)
+    return _k162(n, out=out)
 
 
 
-_k160 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'fill_', 'CPU', 'ops/native_functions.yaml:77')
+_k163 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'fill_', 'CPU', 'ops/native_functions.yaml:77')
 
 
 def fill__Scalar(self, value):
-    return _k160(self, value)
+    return _k163(self, value)
 
 
 
-_k161 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'fill__Tensor', 'CPU', 'ops/native_functions.yaml:85')
+_k164 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'fill__Tensor', 'CPU', 'ops/native_functions.yaml:85')
 
 
 def fill__Tensor(self, value):
-    return _k161(self, value)
+    return _k164(self, value)
 
 
 
-_k162 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'flip', 'CPU', 'ops/native_functions.yaml:1781')
+_k165 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'flip', 'CPU', 'ops/native_functions.yaml:1781')
 
 
 def flip(self, dims):
-    return _k162(self, dims)
+    return _k165(self, dims)
 
 
 floor = _r.wrapper_CPU_floor
 floor_out = _r.wrapper_CPU_floor_out
 floor_ = _r.wrapper_CPU_floor_
+fmod_Tensor = _r.wrapper_CPU_fmod_Tensor
+fmod_Tensor_out = _r.wrapper_CPU_fmod_Tensor_out
+fmod__Tensor = _r.wrapper_CPU_fmod__Tensor
 frac = _r.wrapper_CPU_frac
 frac_out = _r.wrapper_CPU_frac_out
 frac_ = _r.wrapper_CPU_frac_
@@ -403,22 +409,25 @@ gt_Tensor = _r.wrapper_CPU_gt_Tensor
 gt_Tensor_out = _r.wrapper_CPU_gt_Tensor_out
 gt__Scalar = _r.wrapper_CPU_gt__Scalar
 gt__Tensor = _r.wrapper_CPU_gt__Tensor
+hypot = _r.wrapper_CPU_hypot
+hypot_out = _r.wrapper_CPU_hypot_out
+hypot_ = _r.wrapper_CPU_hypot_
 index_Tensor = _r.wrapper_CPU_index_Tensor
 index_Tensor_out = _r.wrapper_CPU_index_Tensor_out
 
-_k188 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select', 'CPU', 'ops/native_functions.yaml:1831')
+_k197 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select', 'CPU', 'ops/native_functions.yaml:1831')
 
 
 def index_select(self, dim, index):
-    return _k188(self, dim, index)
+    return _k197(self, dim, index)
 
 
 
-_k189 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select_out', 'CPU', 'ops/native_functions.yaml:1838')
+_k198 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select_out', 'CPU', 'ops/native_functions.yaml:1838')
 
 
 def index_select_out(self, dim, index, *, out):
-    return _k189(self, dim, index, out=out)
+    return _k198(self, dim, index, out=out)
 
 
 isneginf = _r.wrapper_CPU_isneginf
@@ -438,11 +447,11 @@ lerp_Tensor_out = _r.wrapper_CPU_lerp_Tensor_out
 lerp__Scalar = _r.wrapper_CPU_lerp__Scalar
 lerp__Tensor = _r.wrapper_CPU_lerp__Tensor
 
-_k206 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'linspace_out', 'CPU', 'ops/native_functions.yaml:2074')
+_k215 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'linspace_out', 'CPU', 'ops/native_functions.yaml:2074')
 
 
 def linspace_out(start, end, steps, *, out):
-    return _k206(start, end, steps, out=out)
+    return _k215(start, end, steps, out=out)
 
 
 log = _r.wrapper_CPU_log
@@ -457,52 +466,54 @@ log2 = _r.wrapper_CPU_log2
 log2_out = _r.wrapper_CPU_log2_out
 log2_ = _r.wrapper_CPU_log2_
 log_ = _r.wrapper_CPU_log_
+logaddexp = _r.wrapper_CPU_logaddexp
+logaddexp_out = _r.wrapper_CPU_logaddexp_out
 
-_k219 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_and_out', 'CPU', 'ops/native_functions.yaml:2933')
+_k230 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_and_out', 'CPU', 'ops/native_functions.yaml:2933')
 
 
 def logical_and_out(self, other, *, out):
-    return _k219(self, other, out=out)
+    return _k230(self, other, out=out)
 
 
 
-_k220 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_not_out', 'CPU', 'ops/native_functions.yaml:2891')
+_k231 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_not_out', 'CPU', 'ops/native_functions.yaml:2891')
 
 
 def logical_not_out(self, *, out):
-    return _k220(self, out=out)
+    return _k231(self, out=out)
 
 
 
-_k221 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_or_out', 'CPU', 'ops/native_functions.yaml:2954')
+_k232 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_or_out', 'CPU', 'ops/native_functions.yaml:2954')
 
 
 def logical_or_out(self, other, *, out):
-    return _k221(self, other, out=out)
+    return _k232(self, other, out=out)
 
 
 
-_k222 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_xor_out', 'CPU', 'ops/native_functions.yaml:2912')
+_k233 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_xor_out', 'CPU', 'ops/native_functions.yaml:2912')
 
 
 def logical_xor_out(self, other, *, out):
-    return _k222(self, other, out=out)
+    return _k233(self, other, out=out)
 
 
 
-_k223 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_cpu', 'CPU', 'ops/native_functions.yaml:1145')
+_k234 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_cpu', 'CPU', 'ops/native_functions.yaml:1145')
 
 
 def logsumexp(self, dim, keepdim=False):
-    return _k223(self, dim, keepdim)
+    return _k234(self, dim, keepdim)
 
 
 
-_k224 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_out_cpu', 'CPU', 'ops/native_functions.yaml:1153')
+_k235 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_out_cpu', 'CPU', 'ops/native_functions.yaml:1153')
 
 
 def logsumexp_out(self, dim, keepdim=False, *, out):
-    return _k224(self, dim, keepdim, out=out)
+    return _k235(self, dim, keepdim, out=out)
 
 
 lt_Scalar = _r.wrapper_CPU_lt_Scalar
@@ -512,53 +523,53 @@ lt_Tensor_out = _r.wrapper_CPU_lt_Tensor_out
 lt__Scalar = _r.wrapper_CPU_lt__Scalar
 lt__Tensor = _r.wrapper_CPU_lt__Tensor
 
-_k231 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Scalar', 'CPU', 'ops/native_functions.yaml:1963')
+_k242 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Scalar', 'CPU', 'ops/native_functions.yaml:1963')
 
 
 def masked_fill__Scalar(self, mask, value):
-    return _k231(self, mask, value)
+    return _k242(self, mask, value)
 
 
 
-_k232 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Tensor', 'CPU', 'ops/native_functions.yaml:1978')
+_k243 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Tensor', 'CPU', 'ops/native_functions.yaml:1978')
 
 
 def masked_fill__Tensor(self, mask, value):
-    return _k232(self, mask, value)
+    return _k243(self, mask, value)
 
 
 
-_k233 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select', 'CPU', 'ops/native_functions.yaml:1992')
+_k244 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select', 'CPU', 'ops/native_functions.yaml:1992')
 
 
 def masked_select(self, mask):
-    return _k233(self, mask)
+    return _k244(self, mask)
 
 
 
-_k234 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select_out', 'CPU', 'ops/native_functions.yaml:1998')
+_k245 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select_out', 'CPU', 'ops/native_functions.yaml:1998')
 
 
 def masked_select_out(self, mask, *, out):
-    return _k234(self, mask, out=out)
+    return _k245(self, mask, out=out)
 
 
 
-_k235 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_all_cpu', 'CPU', 'ops/native_functions.yaml:985')
+_k246 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_all_cpu', 'CPU', 'ops/native_functions.yaml:985')
 
 
 def max(self):
-    return _k235(self)
+    return _k246(self)
 
 
 max_dim = _r.wrapper_CPU_max_dim
 max_dim_max = _r.wrapper_CPU_max_dim_max
 
-_k238 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_unary_out', 'CPU', 'ops/native_functions.yaml:993')
+_k249 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_unary_out', 'CPU', 'ops/native_functions.yaml:993')
 
 
 def max_unary_out(self, *, out):
-    return _k238(self, out=out)
+    return _k249(self, out=out)
 
 
 maximum = _r.wrapper_CPU_maximum
@@ -566,21 +577,21 @@ maximum_out = _r.wrapper_CPU_maximum_out
 mean_dim = _r.wrapper_CPU_mean_dim
 mean_out = _r.wrapper_CPU_mean_out
 
-_k243 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_all_cpu', 'CPU', 'ops/native_functions.yaml:1000')
+_k254 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_all_cpu', 'CPU', 'ops/native_functions.yaml:1000')
 
 
 def min(self):
-    return _k243(self)
+    return _k254(self)
 
 
 min_dim = _r.wrapper_CPU_min_dim
 min_dim_min = _r.wrapper_CPU_min_dim_min
 
-_k246 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_unary_out', 'CPU', 'ops/native_functions.yaml:1008')
+_k257 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_unary_out', 'CPU', 'ops/native_functions.yaml:1008')
 
 
 def min_unary_out(self, *, out):
-    return _k246(self, out=out)
+    return _k257(self, out=out)
 
 
 minimum = _r.wrapper_CPU_minimum
@@ -588,44 +599,44 @@ minimum_out = _r.wrapper_CPU_minimum_out
 mm = _r.wrapper_CPU_mm
 mm_out = _r.wrapper_CPU_mm_out
 
-_k251 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'mul.Tensor', 'CPU', 'ops/native_functions.yaml:193')
+_k262 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'mul.Tensor', 'CPU', 'ops/native_functions.yaml:193')
 
 
 def mul_Tensor(self, other):
-    return _k251(self, other)
+    return _k262(self, other)
 
 
 mul_out = _r.wrapper_CPU_mul_out
 
-_k253 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'mul_.Tensor', 'CPU', 'ops/native_functions.yaml:193')
+_k264 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'mul_.Tensor', 'CPU', 'ops/native_functions.yaml:193')
 
 
 def mul__Tensor(self, other):
-    return _k253(self, other)
+    return _k264(self, other)
 
 
 
-_k254 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nan_to_num_out', 'CPU', 'ops/native_functions.yaml:3680')
+_k265 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nan_to_num_out', 'CPU', 'ops/native_functions.yaml:3680')
 
 
 def nan_to_num_out(self, nan=None, posinf=None, neginf=None, *, out):
-    return _k254(self, nan, posinf, neginf, out=out)
+    return _k265(self, nan, posinf, neginf, out=out)
 
 
 
-_k255 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_dropout_cpu', 'CPU', 'ops/native_functions.yaml:1440')
+_k266 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_dropout_cpu', 'CPU', 'ops/native_functions.yaml:1440')
 
 
 def native_dropout(input, p, train):
-    return _k255(input, p, train)
+    return _k266(input, p, train)
 
 
 
-_k256 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_layer_norm_cpu', 'CPU', 'ops/native_functions.yaml:1448')
+_k267 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_layer_norm_cpu', 'CPU', 'ops/native_functions.yaml:1448')
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
-    return _k256(input, normalized_shape, weight, bias, eps)
+    return _k267(input, normalized_shape, weight, bias, eps)
 
 
 ne_Scalar = _r.wrapper_CPU_ne_Scalar
@@ -635,47 +646,47 @@ ne_Tensor_out = _r.wrapper_CPU_ne_Tensor_out
 ne__Scalar = _r.wrapper_CPU_ne__Scalar
 ne__Tensor = _r.wrapper_CPU_ne__Tensor
 
-_k263 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'neg', 'CPU', 'ops/native_functions.yaml:318')
+_k274 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'neg', 'CPU', 'ops/native_functions.yaml:318')
 
 
 def neg(self):
-    return _k263(self)
+    return _k274(self)
 
 
 neg_out = _r.wrapper_CPU_neg_out
 neg_ = _r.wrapper_CPU_neg_
 
-_k266 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_cpu', 'CPU', 'ops/native_functions.yaml:1486')
+_k277 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_cpu', 'CPU', 'ops/native_functions.yaml:1486')
 
 
 def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
-    return _k266(self, target, weight, reduction, ignore_index)
+    return _k277(self, target, weight, reduction, ignore_index)
 
 
 
-_k267 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_out_cpu', 'CPU', 'ops/native_functions.yaml:1480')
+_k278 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_out_cpu', 'CPU', 'ops/native_functions.yaml:1480')
 
 
 def nll_loss2d_forward_output(self, target, weight, reduction, ignore_index, *, output, total_weight):
-    return _k267(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
+    return _k278(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
 
 
 nll_loss_forward = _r.wrapper_CPU_nll_loss_forward
 nll_loss_forward_output = _r.wrapper_CPU_nll_loss_forward_output
 
-_k270 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero', 'CPU', 'ops/native_functions.yaml:2003')
+_k281 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero', 'CPU', 'ops/native_functions.yaml:2003')
 
 
 def nonzero(self):
-    return _k270(self)
+    return _k281(self)
 
 
 
-_k271 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero_out', 'CPU', 'ops/native_functions.yaml:2009')
+_k282 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero_out', 'CPU', 'ops/native_functions.yaml:2009')
 
 
 def nonzero_out(self, *, out):
-    return _k271(self, out=out)
+    return _k282(self, out=out)
 
 
 norm_ScalarOpt_dim = _r.wrapper_CPU_norm_ScalarOpt_dim
@@ -683,11 +694,11 @@ norm_ScalarOpt_dim_dtype = _r.wrapper_CPU_norm_ScalarOpt_dim_dtype
 norm_dtype_out = _r.wrapper_CPU_norm_dtype_out
 norm_out = _r.wrapper_CPU_norm_out
 
-_k276 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'normal_', 'CPU', 'ops/native_functions.yaml:2139')
+_k287 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'normal_', 'CPU', 'ops/native_functions.yaml:2139')
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    return _k276(self, mean, std, generator=generator)
+    return _k287(self, mean, std, generator=generator)
 
 
 pow_Scalar = _r.wrapper_CPU_pow_Scalar
@@ -699,29 +710,29 @@ pow_Tensor_Tensor_out = _r.wrapper_CPU_pow_Tensor_Tensor_out
 pow__Scalar = _r.wrapper_CPU_pow__Scalar
 pow__Tensor = _r.wrapper_CPU_pow__Tensor
 
-_k285 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'prod_cpu', 'CPU', 'ops/native_functions.yaml:911')
+_k296 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'prod_cpu', 'CPU', 'ops/native_functions.yaml:911')
 
 
 def prod(self, *, dtype=None):
-    return _k285(self, dtype=dtype)
+    return _k296(self, dtype=dtype)
 
 
 prod_dim_int = _r.wrapper_CPU_prod_dim_int
 prod_int_out = _r.wrapper_CPU_prod_int_out
 
-_k288 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__from', 'CPU', 'ops/native_functions.yaml:2154')
+_k299 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__from', 'CPU', 'ops/native_functions.yaml:2154')
 
 
 def random__from(self, from_, to, *, generator=None):
-    return _k288(self, from_, to, generator=generator)
+    return _k299(self, from_, to, generator=generator)
 
 
 
-_k289 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__to', 'CPU', 'ops/native_functions.yaml:2163')
+_k300 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__to', 'CPU', 'ops/native_functions.yaml:2163')
 
 
 def random__to(self, to, *, generator=None):
-    return _k289(self, to, generator=generator)
+    return _k300(self, to, generator=generator)
 
 
 reciprocal = _r.wrapper_CPU_reciprocal
@@ -731,11 +742,11 @@ remainder_Tensor = _r.wrapper_CPU_remainder_Tensor
 remainder_Tensor_out = _r.wrapper_CPU_remainder_Tensor_out
 remainder__Tensor = _r.wrapper_CPU_remainder__Tensor
 
-_k296 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'roll', 'CPU', 'ops/native_functions.yaml:1789')
+_k307 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'roll', 'CPU', 'ops/native_functions.yaml:1789')
 
 
 def roll(self, shifts, dims=()):
-    return _k296(self, shifts, dims)
+    return _k307(self, shifts, dims)
 
 
 round = _r.wrapper_CPU_round
@@ -774,11 +785,11 @@ silu = _r.wrapper_CPU_silu
 silu_out = _r.wrapper_CPU_silu_out
 silu_ = _r.wrapper_CPU_silu_
 
-_k332 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sin', 'CPU', 'ops/native_functions.yaml:358')
+_k343 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sin', 'CPU', 'ops/native_functions.yaml:358')
 
 
 def sin(self):
-    return _k332(self)
+    return _k343(self)
 
 
 sin_out = _r.wrapper_CPU_sin_out
@@ -789,46 +800,46 @@ sinh_ = _r.wrapper_CPU_sinh_
 sort_stable = _r.wrapper_CPU_sort_stable
 sort_values_stable = _r.wrapper_CPU_sort_values_stable
 
-_k340 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sqrt', 'CPU', 'ops/native_functions.yaml:398')
+_k351 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sqrt', 'CPU', 'ops/native_functions.yaml:398')
 
 
 def sqrt(self):
-    return _k340(self)
+    return _k351(self)
 
 
 sqrt_out = _r.wrapper_CPU_sqrt_out
 sqrt_ = _r.wrapper_CPU_sqrt_
 
-_k343 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_cpu', 'CPU', 'ops/native_functions.yaml:1088')
+_k354 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_cpu', 'CPU', 'ops/native_functions.yaml:1088')
 
 
 def std_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k343(self, dim, correction=correction, keepdim=keepdim)
+    return _k354(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k344 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1096')
+_k355 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1096')
 
 
 def std_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k344(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k355(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 
-_k345 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sub.Tensor', 'CPU', 'ops/native_functions.yaml:142')
+_k356 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sub.Tensor', 'CPU', 'ops/native_functions.yaml:142')
 
 
 def sub_Tensor(self, other, *, alpha=1):
-    return _k345(self, other, alpha=alpha)
+    return _k356(self, other, alpha=alpha)
 
 
 sub_out = _r.wrapper_CPU_sub_out
 
-_k347 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'sub_.Tensor', 'CPU', 'ops/native_functions.yaml:142')
+_k358 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'sub_.Tensor', 'CPU', 'ops/native_functions.yaml:142')
 
 
 def sub__Tensor(self, other, *, alpha=1):
-    return _k347(self, other, alpha=alpha)
+    return _k358(self, other, alpha=alpha)
 
 
 sum_IntList_out = _r.wrapper_CPU_sum_IntList_out
@@ -851,75 +862,75 @@ trunc = _r.wrapper_CPU_trunc
 trunc_out = _r.wrapper_CPU_trunc_out
 trunc_ = _r.wrapper_CPU_trunc_
 
-_k367 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'unfold', 'CPU', 'ops/native_functions.yaml:1600')
+_k378 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'unfold', 'CPU', 'ops/native_functions.yaml:1600')
 
 
 def unfold(self, dimension, size, step):
-    return _k367(self, dimension, size, step)
+    return _k378(self, dimension, size, step)
 
 
 
-_k368 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'uniform_', 'CPU', 'ops/native_functions.yaml:2130')
+_k379 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'uniform_', 'CPU', 'ops/native_functions.yaml:2130')
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
-    return _k368(self, from_, to, generator=generator)
+    return _k379(self, from_, to, generator=generator)
 
 
 
-_k369 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_cpu', 'CPU', 'ops/native_functions.yaml:1056')
+_k380 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_cpu', 'CPU', 'ops/native_functions.yaml:1056')
 
 
 def var_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k369(self, dim, correction=correction, keepdim=keepdim)
+    return _k380(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k370 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1064')
+_k381 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1064')
 
 
 def var_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k370(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k381(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 
-_k371 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view', 'CPU', 'ops/native_functions.yaml:663')
+_k382 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view', 'CPU', 'ops/native_functions.yaml:663')
 
 
 def view(self, size):
-    return _k371(self, size)
+    return _k382(self, size)
 
 
 
-_k372 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_complex', 'CPU', 'ops/native_functions.yaml:1716')
+_k383 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_complex', 'CPU', 'ops/native_functions.yaml:1716')
 
 
 def view_as_complex(self):
-    return _k372(self)
+    return _k383(self)
 
 
 
-_k373 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_real', 'CPU', 'ops/native_functions.yaml:1704')
+_k384 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_real', 'CPU', 'ops/native_functions.yaml:1704')
 
 
 def view_as_real(self):
-    return _k373(self)
+    return _k384(self)
 
 
 
-_k374 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where', 'CPU', 'ops/native_functions.yaml:2822')
+_k385 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where', 'CPU', 'ops/native_functions.yaml:2822')
 
 
 def where_self(condition, self, other):
-    return _k374(condition, self, other)
+    return _k385(condition, self, other)
 
 
 
-_k375 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where_self_out', 'CPU', 'ops/native_functions.yaml:2830')
+_k386 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where_self_out', 'CPU', 'ops/native_functions.yaml:2830')
 
 
 def where_self_out(condition, self, other, *, out):
-    return _k375(condition, self, other, out=out)
+    return _k386(condition, self, other, out=out)
 
 
 
@@ -1068,6 +1079,13 @@ OVERLOADS = {
     'atan': {
         'default': (atan, 'T', 'atan(Tensor self) -> Tensor'),
         'out': (atan_out, 'TT', 'atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'atan2': {
+        'default': (atan2, 'TT', 'atan2(Tensor self, Tensor other) -> Tensor'),
+        'out': (atan2_out, 'TTT', 'atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'atan2_': {
+        'default': (atan2_, 'TT', 'atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
     },
     'atan_': {
         'default': (atan_, 'T', 'atan_(Tensor(a!) self) -> Tensor(a!)'),
@@ -1278,6 +1296,13 @@ OVERLOADS = {
     'floor_': {
         'default': (floor_, 'T', 'floor_(Tensor(a!) self) -> Tensor(a!)'),
     },
+    'fmod': {
+        'Tensor': (fmod_Tensor, 'TT', 'fmod.Tensor(Tensor self, Tensor other) -> Tensor'),
+        'Tensor_out': (fmod_Tensor_out, 'TTT', 'fmod.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'fmod_': {
+        'Tensor': (fmod__Tensor, 'TT', 'fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
+    },
     'frac': {
         'default': (frac, 'T', 'frac(Tensor self) -> Tensor'),
         'out': (frac_out, 'TT', 'frac.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
@@ -1315,6 +1340,13 @@ OVERLOADS = {
     'gt_': {
         'Scalar': (gt__Scalar, 'TN', 'gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'),
         'Tensor': (gt__Tensor, 'TT', 'gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
+    },
+    'hypot': {
+        'default': (hypot, 'TT', 'hypot(Tensor self, Tensor other) -> Tensor'),
+        'out': (hypot_out, 'TTT', 'hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'hypot_': {
+        'default': (hypot_, 'TT', 'hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
     },
     'index': {
         'Tensor': (index_Tensor, 'TL', 'index.Tensor(Tensor self, Tensor?[] indices) -> Tensor'),
@@ -1382,6 +1414,10 @@ OVERLOADS = {
     },
     'log_': {
         'default': (log_, 'T', 'log_(Tensor(a!) self) -> Tensor(a!)'),
+    },
+    'logaddexp': {
+        'default': (logaddexp, 'TT', 'logaddexp(Tensor self, Tensor other) -> Tensor'),
+        'out': (logaddexp_out, 'TTT', 'logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
     },
     'logical_and': {
         'out': (logical_and_out, 'TTT', 'logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),

@@ -167,6 +167,9 @@ asinh_out = _r.wrapper_Meta_asinh_out
 asinh_ = _r.wrapper_Meta_asinh_
 atan = _r.wrapper_Meta_atan
 atan_out = _r.wrapper_Meta_atan_out
+atan2 = _r.wrapper_Meta_atan2
+atan2_out = _r.wrapper_Meta_atan2_out
+atan2_ = _r.wrapper_Meta_atan2_
 atan_ = _r.wrapper_Meta_atan_
 atanh = _r.wrapper_Meta_atanh
 atanh_out = _r.wrapper_Meta_atanh_out
@@ -218,27 +221,27 @@ clamp_min_out = _r.wrapper_Meta_clamp_min_out
 clamp_min_ = _r.wrapper_Meta_clamp_min_
 clamp_min__Tensor = _r.wrapper_Meta_clamp_min__Tensor
 
-_k119 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'convolution_meta', 'Meta', 'ops/native_functions.yaml:1512')
+_k122 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'convolution_meta', 'Meta', 'ops/native_functions.yaml:1512')
 
 
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
-    return _k119(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    return _k122(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
 
 
 
-_k120 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'copy_meta', 'Meta', 'ops/native_functions.yaml:645')
+_k123 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'copy_meta', 'Meta', 'ops/native_functions.yaml:645')
 
 
 def copy(self, src, non_blocking=False):
-    return _k120(self, src, non_blocking)
+    return _k123(self, src, non_blocking)
 
 
 
-_k121 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'copy_meta_', 'Meta', 'ops/native_functions.yaml:652')
+_k124 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'copy_meta_', 'Meta', 'ops/native_functions.yaml:652')
 
 
 def copy_(self, src, non_blocking=False):
-    return _k121(self, src, non_blocking)
+    return _k124(self, src, non_blocking)
 
 
 cos = _r.wrapper_Meta_cos
@@ -257,35 +260,35 @@ div_out_mode = _r.wrapper_Meta_div_out_mode
 div__Tensor = _r.wrapper_Meta_div__Tensor
 div__Tensor_mode = _r.wrapper_Meta_div__Tensor_mode
 
-_k137 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'dot_meta', 'Meta', 'ops/native_functions.yaml:879')
+_k140 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'dot_meta', 'Meta', 'ops/native_functions.yaml:879')
 
 
 def dot(self, tensor):
-    return _k137(self, tensor)
+    return _k140(self, tensor)
 
 
 
-_k138 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'embedding_renorm_meta_', 'Meta', 'ops/native_functions.yaml:1501')
+_k141 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'embedding_renorm_meta_', 'Meta', 'ops/native_functions.yaml:1501')
 
 
 def embedding_renorm_(self, indices, max_norm, norm_type):
-    return _k138(self, indices, max_norm, norm_type)
+    return _k141(self, indices, max_norm, norm_type)
 
 
 
-_k139 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'empty_meta', 'Meta', 'ops/native_functions.yaml:11')
+_k142 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'empty_meta', 'Meta', 'ops/native_functions.yaml:11')
 
 
 def empty_memory_format(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k139(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k142(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 
-_k140 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'empty_strided_meta', 'Meta', 'ops/native_functions.yaml:17')
+_k143 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'empty_strided_meta', 'Meta', 'ops/native_functions.yaml:17')
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k140(size, stride, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k143(size, stride, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 eq_Scalar = _r.wrapper_Meta_eq_Scalar
@@ -307,48 +310,51 @@ expm1 = _r.wrapper_Meta_expm1
 expm1_out = _r.wrapper_Meta_expm1_out
 expm1_ = _r.wrapper_Meta_expm1_
 
-_k159 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_m_out', 'Meta', 'ops/native_functions.yaml:2120')
+_k162 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_m_out', 'Meta', 'ops/native_functions.yaml:2120')
 
 
 def eye_m_out(n, m, *, out):
-    return _k159(n, m, out=out)
+    return _k162(n, m, out=out)
 
 
 
-_k160 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_out', 'Meta', 'ops/native_functions.yaml:2116')
+_k163 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_out', 'Meta', 'ops/native_functions.yaml:2116')
 
 
 def eye_out(n, *, out):
-    return _k160(n, out=out)
+    return _k163(n, out=out)
 
 
 
-_k161 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'fill_meta_', 'Meta', 'ops/native_functions.yaml:77')
+_k164 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'fill_meta_', 'Meta', 'ops/native_functions.yaml:77')
 
 
 def fill__Scalar(self, value):
-    return _k161(self, value)
+    return _k164(self, value)
 
 
 
-_k162 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'fill_meta_', 'Meta', 'ops/native_functions.yaml:85')
+_k165 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'fill_meta_', 'Meta', 'ops/native_functions.yaml:85')
 
 
 def fill__Tensor(self, value):
-    return _k162(self, value)
+    return _k165(self, value)
 
 
 
-_k163 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'flip_meta', 'Meta', 'ops/native_functions.yaml:1781')
+_k166 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'flip_meta', 'Meta', 'ops/native_functions.yaml:1781')
 
 
 def flip(self, dims):
-    return _k163(self, dims)
+    return _k166(self, dims)
 
 
 floor = _r.wrapper_Meta_floor
 floor_out = _r.wrapper_Meta_floor_out
 floor_ = _r.wrapper_Meta_floor_
+fmod_Tensor = _r.wrapper_Meta_fmod_Tensor
+fmod_Tensor_out = _r.wrapper_Meta_fmod_Tensor_out
+fmod__Tensor = _r.wrapper_Meta_fmod__Tensor
 frac = _r.wrapper_Meta_frac
 frac_out = _r.wrapper_Meta_frac_out
 frac_ = _r.wrapper_Meta_frac_
@@ -369,22 +375,25 @@ gt_Tensor = _r.wrapper_Meta_gt_Tensor
 gt_Tensor_out = _r.wrapper_Meta_gt_Tensor_out
 gt__Scalar = _r.wrapper_Meta_gt__Scalar
 gt__Tensor = _r.wrapper_Meta_gt__Tensor
+hypot = _r.wrapper_Meta_hypot
+hypot_out = _r.wrapper_Meta_hypot_out
+hypot_ = _r.wrapper_Meta_hypot_
 index_Tensor = _r.wrapper_Meta_index_Tensor
 index_Tensor_out = _r.wrapper_Meta_index_Tensor_out
 
-_k189 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_meta', 'Meta', 'ops/native_functions.yaml:1831')
+_k198 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_meta', 'Meta', 'ops/native_functions.yaml:1831')
 
 
 def index_select(self, dim, index):
-    return _k189(self, dim, index)
+    return _k198(self, dim, index)
 
 
 
-_k190 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_out_meta', 'Meta', 'ops/native_functions.yaml:1838')
+_k199 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_out_meta', 'Meta', 'ops/native_functions.yaml:1838')
 
 
 def index_select_out(self, dim, index, *, out):
-    return _k190(self, dim, index, out=out)
+    return _k199(self, dim, index, out=out)
 
 
 isneginf = _r.wrapper_Meta_isneginf
@@ -404,11 +413,11 @@ lerp_Tensor_out = _r.wrapper_Meta_lerp_Tensor_out
 lerp__Scalar = _r.wrapper_Meta_lerp__Scalar
 lerp__Tensor = _r.wrapper_Meta_lerp__Tensor
 
-_k207 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'linspace_out', 'Meta', 'ops/native_functions.yaml:2074')
+_k216 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'linspace_out', 'Meta', 'ops/native_functions.yaml:2074')
 
 
 def linspace_out(start, end, steps, *, out):
-    return _k207(start, end, steps, out=out)
+    return _k216(start, end, steps, out=out)
 
 
 log = _r.wrapper_Meta_log
@@ -423,52 +432,54 @@ log2 = _r.wrapper_Meta_log2
 log2_out = _r.wrapper_Meta_log2_out
 log2_ = _r.wrapper_Meta_log2_
 log_ = _r.wrapper_Meta_log_
+logaddexp = _r.wrapper_Meta_logaddexp
+logaddexp_out = _r.wrapper_Meta_logaddexp_out
 
-_k220 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_and_out_meta', 'Meta', 'ops/native_functions.yaml:2933')
+_k231 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_and_out_meta', 'Meta', 'ops/native_functions.yaml:2933')
 
 
 def logical_and_out(self, other, *, out):
-    return _k220(self, other, out=out)
+    return _k231(self, other, out=out)
 
 
 
-_k221 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_not_out_meta', 'Meta', 'ops/native_functions.yaml:2891')
+_k232 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_not_out_meta', 'Meta', 'ops/native_functions.yaml:2891')
 
 
 def logical_not_out(self, *, out):
-    return _k221(self, out=out)
+    return _k232(self, out=out)
 
 
 
-_k222 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_or_out_meta', 'Meta', 'ops/native_functions.yaml:2954')
+_k233 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_or_out_meta', 'Meta', 'ops/native_functions.yaml:2954')
 
 
 def logical_or_out(self, other, *, out):
-    return _k222(self, other, out=out)
+    return _k233(self, other, out=out)
 
 
 
-_k223 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_xor_out_meta', 'Meta', 'ops/native_functions.yaml:2912')
+_k234 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_xor_out_meta', 'Meta', 'ops/native_functions.yaml:2912')
 
 
 def logical_xor_out(self, other, *, out):
-    return _k223(self, other, out=out)
+    return _k234(self, other, out=out)
 
 
 
-_k224 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_meta', 'Meta', 'ops/native_functions.yaml:1145')
+_k235 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_meta', 'Meta', 'ops/native_functions.yaml:1145')
 
 
 def logsumexp(self, dim, keepdim=False):
-    return _k224(self, dim, keepdim)
+    return _k235(self, dim, keepdim)
 
 
 
-_k225 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_out_meta', 'Meta', 'ops/native_functions.yaml:1153')
+_k236 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_out_meta', 'Meta', 'ops/native_functions.yaml:1153')
 
 
 def logsumexp_out(self, dim, keepdim=False, *, out):
-    return _k225(self, dim, keepdim, out=out)
+    return _k236(self, dim, keepdim, out=out)
 
 
 lt_Scalar = _r.wrapper_Meta_lt_Scalar
@@ -478,37 +489,37 @@ lt_Tensor_out = _r.wrapper_Meta_lt_Tensor_out
 lt__Scalar = _r.wrapper_Meta_lt__Scalar
 lt__Tensor = _r.wrapper_Meta_lt__Tensor
 
-_k232 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1963')
+_k243 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1963')
 
 
 def masked_fill__Scalar(self, mask, value):
-    return _k232(self, mask, value)
+    return _k243(self, mask, value)
 
 
 
-_k233 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1978')
+_k244 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1978')
 
 
 def masked_fill__Tensor(self, mask, value):
-    return _k233(self, mask, value)
+    return _k244(self, mask, value)
 
 
 
-_k234 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_all_meta', 'Meta', 'ops/native_functions.yaml:985')
+_k245 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_all_meta', 'Meta', 'ops/native_functions.yaml:985')
 
 
 def max(self):
-    return _k234(self)
+    return _k245(self)
 
 
 max_dim = _r.wrapper_Meta_max_dim
 max_dim_max = _r.wrapper_Meta_max_dim_max
 
-_k237 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_unary_out_meta', 'Meta', 'ops/native_functions.yaml:993')
+_k248 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_unary_out_meta', 'Meta', 'ops/native_functions.yaml:993')
 
 
 def max_unary_out(self, *, out):
-    return _k237(self, out=out)
+    return _k248(self, out=out)
 
 
 maximum = _r.wrapper_Meta_maximum
@@ -516,21 +527,21 @@ maximum_out = _r.wrapper_Meta_maximum_out
 mean_dim = _r.wrapper_Meta_mean_dim
 mean_out = _r.wrapper_Meta_mean_out
 
-_k242 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_all_meta', 'Meta', 'ops/native_functions.yaml:1000')
+_k253 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_all_meta', 'Meta', 'ops/native_functions.yaml:1000')
 
 
 def min(self):
-    return _k242(self)
+    return _k253(self)
 
 
 min_dim = _r.wrapper_Meta_min_dim
 min_dim_min = _r.wrapper_Meta_min_dim_min
 
-_k245 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_unary_out_meta', 'Meta', 'ops/native_functions.yaml:1008')
+_k256 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_unary_out_meta', 'Meta', 'ops/native_functions.yaml:1008')
 
 
 def min_unary_out(self, *, out):
-    return _k245(self, out=out)
+    return _k256(self, out=out)
 
 
 minimum = _r.wrapper_Meta_minimum
@@ -541,27 +552,27 @@ mul_Tensor = _r.wrapper_Meta_mul_Tensor
 mul_out = _r.wrapper_Meta_mul_out
 mul__Tensor = _r.wrapper_Meta_mul__Tensor
 
-_k253 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nan_to_num_out_meta', 'Meta', 'ops/native_functions.yaml:3680')
+_k264 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nan_to_num_out_meta', 'Meta', 'ops/native_functions.yaml:3680')
 
 
 def nan_to_num_out(self, nan=None, posinf=None, neginf=None, *, out):
-    return _k253(self, nan, posinf, neginf, out=out)
+    return _k264(self, nan, posinf, neginf, out=out)
 
 
 
-_k254 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_dropout_meta', 'Meta', 'ops/native_functions.yaml:1440')
+_k265 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_dropout_meta', 'Meta', 'ops/native_functions.yaml:1440')
 
 
 def native_dropout(input, p, train):
-    return _k254(input, p, train)
+    return _k265(input, p, train)
 
 
 
-_k255 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_layer_norm_meta', 'Meta', 'ops/native_functions.yaml:1448')
+_k266 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_layer_norm_meta', 'Meta', 'ops/native_functions.yaml:1448')
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
-    return _k255(input, normalized_shape, weight, bias, eps)
+    return _k266(input, normalized_shape, weight, bias, eps)
 
 
 ne_Scalar = _r.wrapper_Meta_ne_Scalar
@@ -574,19 +585,19 @@ neg = _r.wrapper_Meta_neg
 neg_out = _r.wrapper_Meta_neg_out
 neg_ = _r.wrapper_Meta_neg_
 
-_k265 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_meta', 'Meta', 'ops/native_functions.yaml:1486')
+_k276 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_meta', 'Meta', 'ops/native_functions.yaml:1486')
 
 
 def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
-    return _k265(self, target, weight, reduction, ignore_index)
+    return _k276(self, target, weight, reduction, ignore_index)
 
 
 
-_k266 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_out_meta', 'Meta', 'ops/native_functions.yaml:1480')
+_k277 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_out_meta', 'Meta', 'ops/native_functions.yaml:1480')
 
 
 def nll_loss2d_forward_output(self, target, weight, reduction, ignore_index, *, output, total_weight):
-    return _k266(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
+    return _k277(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
 
 
 nll_loss_forward = _r.wrapper_Meta_nll_loss_forward
@@ -596,11 +607,11 @@ norm_ScalarOpt_dim_dtype = _r.wrapper_Meta_norm_ScalarOpt_dim_dtype
 norm_dtype_out = _r.wrapper_Meta_norm_dtype_out
 norm_out = _r.wrapper_Meta_norm_out
 
-_k273 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2139')
+_k284 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2139')
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    return _k273(self, mean, std, generator=generator)
+    return _k284(self, mean, std, generator=generator)
 
 
 pow_Scalar = _r.wrapper_Meta_pow_Scalar
@@ -612,29 +623,29 @@ pow_Tensor_Tensor_out = _r.wrapper_Meta_pow_Tensor_Tensor_out
 pow__Scalar = _r.wrapper_Meta_pow__Scalar
 pow__Tensor = _r.wrapper_Meta_pow__Tensor
 
-_k282 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'prod_meta', 'Meta', 'ops/native_functions.yaml:911')
+_k293 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'prod_meta', 'Meta', 'ops/native_functions.yaml:911')
 
 
 def prod(self, *, dtype=None):
-    return _k282(self, dtype=dtype)
+    return _k293(self, dtype=dtype)
 
 
 prod_dim_int = _r.wrapper_Meta_prod_dim_int
 prod_int_out = _r.wrapper_Meta_prod_int_out
 
-_k285 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2154')
+_k296 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2154')
 
 
 def random__from(self, from_, to, *, generator=None):
-    return _k285(self, from_, to, generator=generator)
+    return _k296(self, from_, to, generator=generator)
 
 
 
-_k286 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2163')
+_k297 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2163')
 
 
 def random__to(self, to, *, generator=None):
-    return _k286(self, to, generator=generator)
+    return _k297(self, to, generator=generator)
 
 
 reciprocal = _r.wrapper_Meta_reciprocal
@@ -644,11 +655,11 @@ remainder_Tensor = _r.wrapper_Meta_remainder_Tensor
 remainder_Tensor_out = _r.wrapper_Meta_remainder_Tensor_out
 remainder__Tensor = _r.wrapper_Meta_remainder__Tensor
 
-_k293 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'roll_meta', 'Meta', 'ops/native_functions.yaml:1789')
+_k304 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'roll_meta', 'Meta', 'ops/native_functions.yaml:1789')
 
 
 def roll(self, shifts, dims=()):
-    return _k293(self, shifts, dims)
+    return _k304(self, shifts, dims)
 
 
 round = _r.wrapper_Meta_round
@@ -698,19 +709,19 @@ sqrt = _r.wrapper_Meta_sqrt
 sqrt_out = _r.wrapper_Meta_sqrt_out
 sqrt_ = _r.wrapper_Meta_sqrt_
 
-_k340 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_meta', 'Meta', 'ops/native_functions.yaml:1088')
+_k351 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_meta', 'Meta', 'ops/native_functions.yaml:1088')
 
 
 def std_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k340(self, dim, correction=correction, keepdim=keepdim)
+    return _k351(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k341 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1096')
+_k352 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1096')
 
 
 def std_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k341(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k352(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 sub_Tensor = _r.wrapper_Meta_sub_Tensor
@@ -736,75 +747,75 @@ trunc = _r.wrapper_Meta_trunc
 trunc_out = _r.wrapper_Meta_trunc_out
 trunc_ = _r.wrapper_Meta_trunc_
 
-_k364 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'unfold', 'Meta', 'ops/native_functions.yaml:1600')
+_k375 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'unfold', 'Meta', 'ops/native_functions.yaml:1600')
 
 
 def unfold(self, dimension, size, step):
-    return _k364(self, dimension, size, step)
+    return _k375(self, dimension, size, step)
 
 
 
-_k365 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2130')
+_k376 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2130')
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
-    return _k365(self, from_, to, generator=generator)
+    return _k376(self, from_, to, generator=generator)
 
 
 
-_k366 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_meta', 'Meta', 'ops/native_functions.yaml:1056')
+_k377 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_meta', 'Meta', 'ops/native_functions.yaml:1056')
 
 
 def var_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k366(self, dim, correction=correction, keepdim=keepdim)
+    return _k377(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k367 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1064')
+_k378 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1064')
 
 
 def var_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k367(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k378(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 
-_k368 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view', 'Meta', 'ops/native_functions.yaml:663')
+_k379 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view', 'Meta', 'ops/native_functions.yaml:663')
 
 
 def view(self, size):
-    return _k368(self, size)
+    return _k379(self, size)
 
 
 
-_k369 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_complex', 'Meta', 'ops/native_functions.yaml:1716')
+_k380 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_complex', 'Meta', 'ops/native_functions.yaml:1716')
 
 
 def view_as_complex(self):
-    return _k369(self)
+    return _k380(self)
 
 
 
-_k370 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_real', 'Meta', 'ops/native_functions.yaml:1704')
+_k381 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_real', 'Meta', 'ops/native_functions.yaml:1704')
 
 
 def view_as_real(self):
-    return _k370(self)
+    return _k381(self)
 
 
 
-_k371 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_meta', 'Meta', 'ops/native_functions.yaml:2822')
+_k382 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_meta', 'Meta', 'ops/native_functions.yaml:2822')
 
 
 def where_self(condition, self, other):
-    return _k371(condition, self, other)
+    return _k382(condition, self, other)
 
 
 
-_k372 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_self_out_meta', 'Meta', 'ops/native_functions.yaml:2830')
+_k383 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_self_out_meta', 'Meta', 'ops/native_functions.yaml:2830')
 
 
 def where_self_out(condition, self, other, *, out):
-    return _k372(condition, self, other, out=out)
+    return _k383(condition, self, other, out=out)
 
 
 
@@ -953,6 +964,13 @@ OVERLOADS = {
     'atan': {
         'default': (atan, 'T', 'atan(Tensor self) -> Tensor'),
         'out': (atan_out, 'TT', 'atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'atan2': {
+        'default': (atan2, 'TT', 'atan2(Tensor self, Tensor other) -> Tensor'),
+        'out': (atan2_out, 'TTT', 'atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'atan2_': {
+        'default': (atan2_, 'TT', 'atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
     },
     'atan_': {
         'default': (atan_, 'T', 'atan_(Tensor(a!) self) -> Tensor(a!)'),
@@ -1166,6 +1184,13 @@ OVERLOADS = {
     'floor_': {
         'default': (floor_, 'T', 'floor_(Tensor(a!) self) -> Tensor(a!)'),
     },
+    'fmod': {
+        'Tensor': (fmod_Tensor, 'TT', 'fmod.Tensor(Tensor self, Tensor other) -> Tensor'),
+        'Tensor_out': (fmod_Tensor_out, 'TTT', 'fmod.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'fmod_': {
+        'Tensor': (fmod__Tensor, 'TT', 'fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
+    },
     'frac': {
         'default': (frac, 'T', 'frac(Tensor self) -> Tensor'),
         'out': (frac_out, 'TT', 'frac.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
@@ -1203,6 +1228,13 @@ OVERLOADS = {
     'gt_': {
         'Scalar': (gt__Scalar, 'TN', 'gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'),
         'Tensor': (gt__Tensor, 'TT', 'gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
+    },
+    'hypot': {
+        'default': (hypot, 'TT', 'hypot(Tensor self, Tensor other) -> Tensor'),
+        'out': (hypot_out, 'TTT', 'hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'hypot_': {
+        'default': (hypot_, 'TT', 'hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
     },
     'index': {
         'Tensor': (index_Tensor, 'TL', 'index.Tensor(Tensor self, Tensor?[] indices) -> Tensor'),
@@ -1270,6 +1302,10 @@ OVERLOADS = {
     },
     'log_': {
         'default': (log_, 'T', 'log_(Tensor(a!) self) -> Tensor(a!)'),
+    },
+    'logaddexp': {
+        'default': (logaddexp, 'TT', 'logaddexp(Tensor self, Tensor other) -> Tensor'),
+        'out': (logaddexp_out, 'TTT', 'logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
     },
     'logical_and': {
         'out': (logical_and_out, 'TTT', 'logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),

@@ -22,7 +22,7 @@ from tensordispatch.dispatch.tls import local_state as _local_state
 from tensordispatch.generated import return_types as _RT
 from tensordispatch.tensor.tensor import Tensor as _Tensor
 
-__all__ = ['_conj', '_neg_view', 'abs', 'abs_', 'absolute', 'acos', 'acos_', 'acosh', 'acosh_', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addmv_', 'adjoint', 'alias_copy', 'all', 'amax', 'amin', 'aminmax', 'any', 'arange', 'arccos', 'arccos_', 'arccosh', 'arccosh_', 'arcsin', 'arcsin_', 'arcsinh', 'arcsinh_', 'arctan', 'arctan_', 'arctanh', 'arctanh_', 'argmax', 'argmin', 'as_strided', 'as_strided_', 'as_strided_copy', 'as_strided_scatter', 'asin', 'asin_', 'asinh', 'asinh_', 'atan', 'atan_', 'atanh', 'atanh_', 'baddbmm', 'bitwise_and', 'bitwise_left_shift', 'bitwise_not', 'bitwise_or', 'bitwise_right_shift', 'bitwise_xor', 'bmm', 'cat', 'ceil', 'ceil_', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clip', 'clip_', 'clone', 'conj', 'conj_physical', 'conj_physical_', 'conv1d', 'conv2d', 'convolution', 'cos', 'cos_', 'cosh', 'cosh_', 'cumsum', 'detach', 'detach_copy', 'diagonal', 'diagonal_copy', 'diagonal_scatter', 'div', 'divide', 'dot', 'dropout', 'dropout_', 'embedding', 'embedding_renorm_', 'empty', 'empty_like', 'empty_strided', 'eq', 'erf', 'erf_', 'exp', 'exp2', 'exp2_', 'exp_', 'expand_copy', 'expm1', 'expm1_', 'eye', 'fill', 'fill_', 'fix', 'fix_', 'flatten', 'flip', 'floor', 'floor_', 'floor_divide', 'frac', 'frac_', 'full', 'full_like', 'gather', 'ge', 'greater', 'greater_equal', 'gt', 'index_put', 'index_put_', 'index_select', 'is_conj', 'is_neg', 'isfinite', 'isinf', 'isnan', 'isneginf', 'isposinf', 'isreal', 'layer_norm', 'le', 'lerp', 'less', 'less_equal', 'linspace', 'log', 'log10', 'log10_', 'log1p', 'log1p_', 'log2', 'log2_', 'log_', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'masked_select', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'mul', 'multiply', 'mv', 'nan_to_num', 'nan_to_num_', 'narrow', 'narrow_copy', 'native_dropout', 'native_layer_norm', 'ne', 'neg', 'neg_', 'negative', 'negative_', 'nonzero', 'norm', 'not_equal', 'ones', 'ones_like', 'outer', 'permute', 'permute_copy', 'positive', 'pow', 'prod', 'rand', 'rand_like', 'randint', 'randn', 'randn_like', 'reciprocal', 'reciprocal_', 'relu', 'relu_', 'remainder', 'reshape', 'resolve_conj', 'resolve_neg', 'roll', 'round', 'round_', 'rsqrt', 'rsqrt_', 'rsub', 'scatter', 'scatter_add', 'select', 'select_copy', 'select_scatter', 'sigmoid', 'sigmoid_', 'sign', 'signbit', 'sin', 'sin_', 'sinh', 'sinh_', 'slice_copy', 'slice_scatter', 'softmax', 'sort', 'split', 'split_copy', 'split_with_sizes', 'split_with_sizes_copy', 'sqrt', 'sqrt_', 'square', 'square_', 'squeeze', 'squeeze_copy', 'stack', 'std', 'sub', 'subtract', 'sum', 't', 't_copy', 'tan', 'tan_', 'tanh', 'tanh_', 'topk', 'transpose', 'transpose_copy', 'tril', 'triu', 'true_divide', 'trunc', 'trunc_', 'unbind', 'unbind_copy', 'unfold_copy', 'unsqueeze', 'unsqueeze_copy', 'var', 'view_as_complex', 'view_as_complex_copy', 'view_as_real', 'view_as_real_copy', 'view_copy', 'where', 'zero_', 'zeros', 'zeros_like']
+__all__ = ['_conj', '_neg_view', 'abs', 'abs_', 'absolute', 'acos', 'acos_', 'acosh', 'acosh_', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addmv_', 'adjoint', 'alias_copy', 'all', 'amax', 'amin', 'aminmax', 'any', 'arange', 'arccos', 'arccos_', 'arccosh', 'arccosh_', 'arcsin', 'arcsin_', 'arcsinh', 'arcsinh_', 'arctan', 'arctan2', 'arctan_', 'arctanh', 'arctanh_', 'argmax', 'argmin', 'as_strided', 'as_strided_', 'as_strided_copy', 'as_strided_scatter', 'asin', 'asin_', 'asinh', 'asinh_', 'atan', 'atan2', 'atan_', 'atanh', 'atanh_', 'baddbmm', 'bitwise_and', 'bitwise_left_shift', 'bitwise_not', 'bitwise_or', 'bitwise_right_shift', 'bitwise_xor', 'bmm', 'cat', 'ceil', 'ceil_', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clip', 'clip_', 'clone', 'conj', 'conj_physical', 'conj_physical_', 'conv1d', 'conv2d', 'convolution', 'cos', 'cos_', 'cosh', 'cosh_', 'cumsum', 'detach', 'detach_copy', 'diagonal', 'diagonal_copy', 'diagonal_scatter', 'div', 'divide', 'dot', 'dropout', 'dropout_', 'embedding', 'embedding_renorm_', 'empty', 'empty_like', 'empty_strided', 'eq', 'erf', 'erf_', 'exp', 'exp2', 'exp2_', 'exp_', 'expand_copy', 'expm1', 'expm1_', 'eye', 'fill', 'fill_', 'fix', 'fix_', 'flatten', 'flip', 'floor', 'floor_', 'floor_divide', 'fmod', 'frac', 'frac_', 'full', 'full_like', 'gather', 'ge', 'greater', 'greater_equal', 'gt', 'hypot', 'index_put', 'index_put_', 'index_select', 'is_conj', 'is_neg', 'isfinite', 'isinf', 'isnan', 'isneginf', 'isposinf', 'isreal', 'layer_norm', 'le', 'lerp', 'less', 'less_equal', 'linspace', 'log', 'log10', 'log10_', 'log1p', 'log1p_', 'log2', 'log2_', 'log_', 'log_softmax', 'logaddexp', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'masked_select', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'mul', 'multiply', 'mv', 'nan_to_num', 'nan_to_num_', 'narrow', 'narrow_copy', 'native_dropout', 'native_layer_norm', 'ne', 'neg', 'neg_', 'negative', 'negative_', 'nonzero', 'norm', 'not_equal', 'ones', 'ones_like', 'outer', 'permute', 'permute_copy', 'positive', 'pow', 'prod', 'rand', 'rand_like', 'randint', 'randn', 'randn_like', 'reciprocal', 'reciprocal_', 'relu', 'relu_', 'remainder', 'reshape', 'resolve_conj', 'resolve_neg', 'roll', 'round', 'round_', 'rsqrt', 'rsqrt_', 'rsub', 'scatter', 'scatter_add', 'select', 'select_copy', 'select_scatter', 'sigmoid', 'sigmoid_', 'sign', 'signbit', 'sin', 'sin_', 'sinh', 'sinh_', 'slice_copy', 'slice_scatter', 'softmax', 'sort', 'split', 'split_copy', 'split_with_sizes', 'split_with_sizes_copy', 'sqrt', 'sqrt_', 'square', 'square_', 'squeeze', 'squeeze_copy', 'stack', 'std', 'sub', 'subtract', 'sum', 't', 't_copy', 'tan', 'tan_', 'tanh', 'tanh_', 'topk', 'transpose', 'transpose_copy', 'tril', 'triu', 'true_divide', 'trunc', 'trunc_', 'unbind', 'unbind_copy', 'unfold_copy', 'unsqueeze', 'unsqueeze_copy', 'var', 'view_as_complex', 'view_as_complex_copy', 'view_as_real', 'view_as_real_copy', 'view_copy', 'where', 'zero_', 'zeros', 'zeros_like']
 
 from tensordispatch.ops.deferred import deferred_entry as _deferred
 
@@ -73,6 +73,8 @@ _E_arcsinh = _deferred(_G, '_E_arcsinh', 'arcsinh')
 _E_arcsinh_ = _deferred(_G, '_E_arcsinh_', 'arcsinh_')
 _E_arcsinh_out = _deferred(_G, '_E_arcsinh_out', 'arcsinh.out')
 _E_arctan = _deferred(_G, '_E_arctan', 'arctan')
+_E_arctan2 = _deferred(_G, '_E_arctan2', 'arctan2')
+_E_arctan2_out = _deferred(_G, '_E_arctan2_out', 'arctan2.out')
 _E_arctan_ = _deferred(_G, '_E_arctan_', 'arctan_')
 _E_arctan_out = _deferred(_G, '_E_arctan_out', 'arctan.out')
 _E_arctanh = _deferred(_G, '_E_arctanh', 'arctanh')
@@ -94,6 +96,8 @@ _E_asinh = _deferred(_G, '_E_asinh', 'asinh')
 _E_asinh_ = _deferred(_G, '_E_asinh_', 'asinh_')
 _E_asinh_out = _deferred(_G, '_E_asinh_out', 'asinh.out')
 _E_atan = _deferred(_G, '_E_atan', 'atan')
+_E_atan2 = _deferred(_G, '_E_atan2', 'atan2')
+_E_atan2_out = _deferred(_G, '_E_atan2_out', 'atan2.out')
 _E_atan_ = _deferred(_G, '_E_atan_', 'atan_')
 _E_atan_out = _deferred(_G, '_E_atan_out', 'atan.out')
 _E_atanh = _deferred(_G, '_E_atanh', 'atanh')
@@ -220,6 +224,10 @@ _E_floor_divide = _deferred(_G, '_E_floor_divide', 'floor_divide')
 _E_floor_divide_Scalar = _deferred(_G, '_E_floor_divide_Scalar', 'floor_divide.Scalar')
 _E_floor_divide_out = _deferred(_G, '_E_floor_divide_out', 'floor_divide.out')
 _E_floor_out = _deferred(_G, '_E_floor_out', 'floor.out')
+_E_fmod_Scalar = _deferred(_G, '_E_fmod_Scalar', 'fmod.Scalar')
+_E_fmod_Scalar_out = _deferred(_G, '_E_fmod_Scalar_out', 'fmod.Scalar_out')
+_E_fmod_Tensor = _deferred(_G, '_E_fmod_Tensor', 'fmod.Tensor')
+_E_fmod_Tensor_out = _deferred(_G, '_E_fmod_Tensor_out', 'fmod.Tensor_out')
 _E_frac = _deferred(_G, '_E_frac', 'frac')
 _E_frac_ = _deferred(_G, '_E_frac_', 'frac_')
 _E_frac_out = _deferred(_G, '_E_frac_out', 'frac.out')
@@ -244,6 +252,8 @@ _E_gt_Scalar = _deferred(_G, '_E_gt_Scalar', 'gt.Scalar')
 _E_gt_Scalar_out = _deferred(_G, '_E_gt_Scalar_out', 'gt.Scalar_out')
 _E_gt_Tensor = _deferred(_G, '_E_gt_Tensor', 'gt.Tensor')
 _E_gt_Tensor_out = _deferred(_G, '_E_gt_Tensor_out', 'gt.Tensor_out')
+_E_hypot = _deferred(_G, '_E_hypot', 'hypot')
+_E_hypot_out = _deferred(_G, '_E_hypot_out', 'hypot.out')
 _E_index_put = _deferred(_G, '_E_index_put', 'index_put')
 _E_index_put_ = _deferred(_G, '_E_index_put_', 'index_put_')
 _E_index_select = _deferred(_G, '_E_index_select', 'index_select')
@@ -295,6 +305,8 @@ _E_log_ = _deferred(_G, '_E_log_', 'log_')
 _E_log_out = _deferred(_G, '_E_log_out', 'log.out')
 _E_log_softmax_int = _deferred(_G, '_E_log_softmax_int', 'log_softmax.int')
 _E_log_softmax_int_out = _deferred(_G, '_E_log_softmax_int_out', 'log_softmax.int_out')
+_E_logaddexp = _deferred(_G, '_E_logaddexp', 'logaddexp')
+_E_logaddexp_out = _deferred(_G, '_E_logaddexp_out', 'logaddexp.out')
 _E_logical_and = _deferred(_G, '_E_logical_and', 'logical_and')
 _E_logical_and_out = _deferred(_G, '_E_logical_and_out', 'logical_and.out')
 _E_logical_not = _deferred(_G, '_E_logical_not', 'logical_not')
@@ -970,6 +982,19 @@ def arctan(input=_REQ, *_td_more, out=None):
         raise _binding_argument_error('arctan', _e, ('input',), False) from None
 
 
+def arctan2(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('arctan2', False)
+    try:
+        if out is None:
+            _r = _E_arctan2.entry_function(input, other)
+            return _r
+        else:
+            _r = _E_arctan2_out.entry_function(input, other, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('arctan2', _e, ('input', 'other'), False) from None
+
+
 def arctan_(input):
     try:
         _r = _E_arctan_.entry_function(input)
@@ -1164,6 +1189,19 @@ def atan(input=_REQ, *_td_more, out=None):
             return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('atan', _e, ('input',), False) from None
+
+
+def atan2(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('atan2', False)
+    try:
+        if out is None:
+            _r = _E_atan2.entry_function(input, other)
+            return _r
+        else:
+            _r = _E_atan2_out.entry_function(input, other, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('atan2', _e, ('input', 'other'), False) from None
 
 
 def atan_(input):
@@ -2162,6 +2200,28 @@ def floor_divide(input=_REQ, other=_REQ, *_td_more, out=None):
         raise _binding_argument_error('floor_divide', _e, ('input', 'other'), False) from None
 
 
+def fmod(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('fmod', False)
+    try:
+        if not isinstance(other, _Tensor):
+            if out is None:
+                _r = _E_fmod_Scalar.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_fmod_Scalar_out.entry_function(input, other, out=out)
+                return _r
+        if isinstance(other, _Tensor):
+            if out is None:
+                _r = _E_fmod_Tensor.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_fmod_Tensor_out.entry_function(input, other, out=out)
+                return _r
+        raise _no_overload('fmod', False)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('fmod', _e, ('input', 'other'), False) from None
+
+
 def frac(input=_REQ, *_td_more, out=None):
     if _td_more: raise _extra_arguments('frac', False)
     try:
@@ -2359,6 +2419,19 @@ def gt(input=_REQ, other=_REQ, *_td_more, out=None):
         raise _no_overload('gt', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('gt', _e, ('input', 'other'), False) from None
+
+
+def hypot(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('hypot', False)
+    try:
+        if out is None:
+            _r = _E_hypot.entry_function(input, other)
+            return _r
+        else:
+            _r = _E_hypot_out.entry_function(input, other, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('hypot', _e, ('input', 'other'), False) from None
 
 
 def index_put(input, indices, values, accumulate=_NO):
@@ -2812,6 +2885,19 @@ def log_softmax(input=_REQ, dim=_REQ, dtype=_NO, *_td_more, out=None):
             return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('log_softmax', _e, ('input', 'dim', 'dtype'), False) from None
+
+
+def logaddexp(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('logaddexp', False)
+    try:
+        if out is None:
+            _r = _E_logaddexp.entry_function(input, other)
+            return _r
+        else:
+            _r = _E_logaddexp_out.entry_function(input, other, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('logaddexp', _e, ('input', 'other'), False) from None
 
 
 def logical_and(input=_REQ, other=_REQ, *_td_more, out=None):

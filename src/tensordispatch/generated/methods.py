@@ -60,6 +60,8 @@ _E_arcsin_ = _deferred(_G, '_E_arcsin_', 'arcsin_')
 _E_arcsinh = _deferred(_G, '_E_arcsinh', 'arcsinh')
 _E_arcsinh_ = _deferred(_G, '_E_arcsinh_', 'arcsinh_')
 _E_arctan = _deferred(_G, '_E_arctan', 'arctan')
+_E_arctan2 = _deferred(_G, '_E_arctan2', 'arctan2')
+_E_arctan2_ = _deferred(_G, '_E_arctan2_', 'arctan2_')
 _E_arctan_ = _deferred(_G, '_E_arctan_', 'arctan_')
 _E_arctanh = _deferred(_G, '_E_arctanh', 'arctanh')
 _E_arctanh_ = _deferred(_G, '_E_arctanh_', 'arctanh_')
@@ -73,6 +75,8 @@ _E_asin_ = _deferred(_G, '_E_asin_', 'asin_')
 _E_asinh = _deferred(_G, '_E_asinh', 'asinh')
 _E_asinh_ = _deferred(_G, '_E_asinh_', 'asinh_')
 _E_atan = _deferred(_G, '_E_atan', 'atan')
+_E_atan2 = _deferred(_G, '_E_atan2', 'atan2')
+_E_atan2_ = _deferred(_G, '_E_atan2_', 'atan2_')
 _E_atan_ = _deferred(_G, '_E_atan_', 'atan_')
 _E_atanh = _deferred(_G, '_E_atanh', 'atanh')
 _E_atanh_ = _deferred(_G, '_E_atanh_', 'atanh_')
@@ -162,6 +166,10 @@ _E_floor_divide = _deferred(_G, '_E_floor_divide', 'floor_divide')
 _E_floor_divide_Scalar = _deferred(_G, '_E_floor_divide_Scalar', 'floor_divide.Scalar')
 _E_floor_divide__Scalar = _deferred(_G, '_E_floor_divide__Scalar', 'floor_divide_.Scalar')
 _E_floor_divide__Tensor = _deferred(_G, '_E_floor_divide__Tensor', 'floor_divide_.Tensor')
+_E_fmod_Scalar = _deferred(_G, '_E_fmod_Scalar', 'fmod.Scalar')
+_E_fmod_Tensor = _deferred(_G, '_E_fmod_Tensor', 'fmod.Tensor')
+_E_fmod__Scalar = _deferred(_G, '_E_fmod__Scalar', 'fmod_.Scalar')
+_E_fmod__Tensor = _deferred(_G, '_E_fmod__Tensor', 'fmod_.Tensor')
 _E_frac = _deferred(_G, '_E_frac', 'frac')
 _E_frac_ = _deferred(_G, '_E_frac_', 'frac_')
 _E_gather = _deferred(_G, '_E_gather', 'gather')
@@ -181,6 +189,8 @@ _E_gt_Scalar = _deferred(_G, '_E_gt_Scalar', 'gt.Scalar')
 _E_gt_Tensor = _deferred(_G, '_E_gt_Tensor', 'gt.Tensor')
 _E_gt__Scalar = _deferred(_G, '_E_gt__Scalar', 'gt_.Scalar')
 _E_gt__Tensor = _deferred(_G, '_E_gt__Tensor', 'gt_.Tensor')
+_E_hypot = _deferred(_G, '_E_hypot', 'hypot')
+_E_hypot_ = _deferred(_G, '_E_hypot_', 'hypot_')
 _E_index_put = _deferred(_G, '_E_index_put', 'index_put')
 _E_index_put_ = _deferred(_G, '_E_index_put_', 'index_put_')
 _E_index_select = _deferred(_G, '_E_index_select', 'index_select')
@@ -215,6 +225,7 @@ _E_log2 = _deferred(_G, '_E_log2', 'log2')
 _E_log2_ = _deferred(_G, '_E_log2_', 'log2_')
 _E_log_ = _deferred(_G, '_E_log_', 'log_')
 _E_log_softmax_int = _deferred(_G, '_E_log_softmax_int', 'log_softmax.int')
+_E_logaddexp = _deferred(_G, '_E_logaddexp', 'logaddexp')
 _E_logical_and = _deferred(_G, '_E_logical_and', 'logical_and')
 _E_logical_and_ = _deferred(_G, '_E_logical_and_', 'logical_and_')
 _E_logical_not = _deferred(_G, '_E_logical_not', 'logical_not')
@@ -812,6 +823,24 @@ def _m_arctan(self):
 _m_arctan.__name__ = _m_arctan.__qualname__ = 'arctan'
 
 
+def _m_arctan2(self, other=_REQ):
+    try:
+        _r = _E_arctan2.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('arctan2', _e, ('other',), True) from None
+_m_arctan2.__name__ = _m_arctan2.__qualname__ = 'arctan2'
+
+
+def _m_arctan2_(self, other=_REQ):
+    try:
+        _r = _E_arctan2_.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('arctan2_', _e, ('other',), True) from None
+_m_arctan2_.__name__ = _m_arctan2_.__qualname__ = 'arctan2_'
+
+
 def _m_arctan_(self):
     try:
         _r = _E_arctan_.entry_function(self)
@@ -954,6 +983,24 @@ def _m_atan(self):
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('atan', _e, (), True) from None
 _m_atan.__name__ = _m_atan.__qualname__ = 'atan'
+
+
+def _m_atan2(self, other=_REQ):
+    try:
+        _r = _E_atan2.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('atan2', _e, ('other',), True) from None
+_m_atan2.__name__ = _m_atan2.__qualname__ = 'atan2'
+
+
+def _m_atan2_(self, other=_REQ):
+    try:
+        _r = _E_atan2_.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('atan2_', _e, ('other',), True) from None
+_m_atan2_.__name__ = _m_atan2_.__qualname__ = 'atan2_'
 
 
 def _m_atan_(self):
@@ -1769,6 +1816,34 @@ def _m_floor_divide_(self, other=_REQ):
 _m_floor_divide_.__name__ = _m_floor_divide_.__qualname__ = 'floor_divide_'
 
 
+def _m_fmod(self, other=_REQ):
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_fmod_Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_fmod_Tensor.entry_function(self, other)
+            return _r
+        raise _no_overload('fmod', True)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('fmod', _e, ('other',), True) from None
+_m_fmod.__name__ = _m_fmod.__qualname__ = 'fmod'
+
+
+def _m_fmod_(self, other=_REQ):
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_fmod__Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_fmod__Tensor.entry_function(self, other)
+            return _r
+        raise _no_overload('fmod_', True)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('fmod_', _e, ('other',), True) from None
+_m_fmod_.__name__ = _m_fmod_.__qualname__ = 'fmod_'
+
+
 def _m_frac(self):
     try:
         _r = _E_frac.entry_function(self)
@@ -1912,6 +1987,24 @@ def _m_gt_(self, other=_REQ):
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('gt_', _e, ('other',), True) from None
 _m_gt_.__name__ = _m_gt_.__qualname__ = 'gt_'
+
+
+def _m_hypot(self, other=_REQ):
+    try:
+        _r = _E_hypot.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('hypot', _e, ('other',), True) from None
+_m_hypot.__name__ = _m_hypot.__qualname__ = 'hypot'
+
+
+def _m_hypot_(self, other=_REQ):
+    try:
+        _r = _E_hypot_.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('hypot_', _e, ('other',), True) from None
+_m_hypot_.__name__ = _m_hypot_.__qualname__ = 'hypot_'
 
 
 def _m_index_put(self, indices=_REQ, values=_REQ, accumulate=_NO):
@@ -2201,6 +2294,15 @@ def _m_log_softmax(self, dim=_REQ, dtype=_NO):
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('log_softmax', _e, ('dim', 'dtype'), True) from None
 _m_log_softmax.__name__ = _m_log_softmax.__qualname__ = 'log_softmax'
+
+
+def _m_logaddexp(self, other=_REQ):
+    try:
+        _r = _E_logaddexp.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('logaddexp', _e, ('other',), True) from None
+_m_logaddexp.__name__ = _m_logaddexp.__qualname__ = 'logaddexp'
 
 
 def _m_logical_and(self, other=_REQ):
@@ -4257,6 +4359,8 @@ METHODS = {
     'arcsinh': _m_arcsinh,
     'arcsinh_': _m_arcsinh_,
     'arctan': _m_arctan,
+    'arctan2': _m_arctan2,
+    'arctan2_': _m_arctan2_,
     'arctan_': _m_arctan_,
     'arctanh': _m_arctanh,
     'arctanh_': _m_arctanh_,
@@ -4270,6 +4374,8 @@ METHODS = {
     'asinh': _m_asinh,
     'asinh_': _m_asinh_,
     'atan': _m_atan,
+    'atan2': _m_atan2,
+    'atan2_': _m_atan2_,
     'atan_': _m_atan_,
     'atanh': _m_atanh,
     'atanh_': _m_atanh_,
@@ -4348,6 +4454,8 @@ METHODS = {
     'floor_': _m_floor_,
     'floor_divide': _m_floor_divide,
     'floor_divide_': _m_floor_divide_,
+    'fmod': _m_fmod,
+    'fmod_': _m_fmod_,
     'frac': _m_frac,
     'frac_': _m_frac_,
     'gather': _m_gather,
@@ -4360,6 +4468,8 @@ METHODS = {
     'gt': _m_gt,
     'gt_': _m_gt_,
     'half': _m_half,
+    'hypot': _m_hypot,
+    'hypot_': _m_hypot_,
     'imag': _m_imag,
     'index_put': _m_index_put,
     'index_put_': _m_index_put_,
@@ -4390,6 +4500,7 @@ METHODS = {
     'log2_': _m_log2_,
     'log_': _m_log_,
     'log_softmax': _m_log_softmax,
+    'logaddexp': _m_logaddexp,
     'logical_and': _m_logical_and,
     'logical_and_': _m_logical_and_,
     'logical_not': _m_logical_not,

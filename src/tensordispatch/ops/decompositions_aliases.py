@@ -56,6 +56,7 @@ ALIAS_OVERLOADS: dict[str, str] = {
     **{f"multiply{s}": f"mul{s}" for s in (".Tensor", "_.Tensor", ".out", ".Scalar", "_.Scalar")},
     **{f"subtract{s}": f"sub{s}" for s in (".Tensor", "_.Tensor", ".out", ".Scalar", "_.Scalar")},
     **_divide_aliases(),
+    "arctan2": "atan2", "arctan2_": "atan2_", "arctan2.out": "atan2.out",
     "clip": "clamp", "clip.Tensor": "clamp.Tensor", "clip_": "clamp_",
     "clip_.Tensor": "clamp_.Tensor", "clip.out": "clamp.out", "clip.Tensor_out": "clamp.Tensor_out",
     **_comparison_aliases(),
@@ -111,7 +112,7 @@ def _alias_kernels() -> dict[str, Any]:
     kernels: dict[str, Any] = {}
     unary = (("absolute", "abs"), ("negative", "neg"), ("fix", "trunc"), ("arcsin", "asin"),
              ("arccos", "acos"), ("arctan", "atan"), ("arcsinh", "asinh"), ("arccosh", "acosh"),
-             ("arctanh", "atanh"))  # fmt: skip
+             ("arctanh", "atanh"), ("arctan2", "atan2"))  # fmt: skip
     for alias, base in unary:
         kernels[alias] = _unary_alias(base)
         kernels[f"{alias}_"] = _unary_alias(f"{base}_")

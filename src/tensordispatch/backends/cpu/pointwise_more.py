@@ -1,6 +1,7 @@
 """CPU kernels of M1's pointwise operators, merged into CPU_KERNELS by the package: the
 impls of the structured ``isposinf.out``, ``isneginf.out``, ``signbit.out``, the unary float
-functions (``sinh`` ... ``exp2``), ``trunc``, ``frac`` (their meta functions are in
+functions (``sinh`` ... ``exp2``), ``trunc``, ``frac``, ``atan2``, ``fmod``, ``hypot``,
+``logaddexp`` (their meta functions are in
 backends/meta/pointwise_more.py) and the ``nan_to_num.out`` kernel.
 """
 
@@ -10,7 +11,16 @@ from typing import Any
 
 import numpy as np
 
-from tensordispatch.backends.cpu.pointwise import _float_only, _rounding, _unary
+from tensordispatch.backends.cpu.fpstate import quiet_fp
+from tensordispatch.backends.cpu.pointwise import (
+    _arg,
+    _check_int_divisor,
+    _float_only,
+    _rounding,
+    _store,
+    _unary,
+    not_implemented,
+)
 from tensordispatch.backends.meta.pointwise_more import nan_to_num_spec
 from tensordispatch.backends.structured import prepare_out
 from tensordispatch.tensor.tensor import Tensor
@@ -80,6 +90,46 @@ def nan_to_num_out(
     return out
 
 
+def atan2_out(pre: Any, self: Tensor, other: Tensor, out: Tensor) -> None:
+    if pre.is_complex:
+        raise not_implemented("atan2_cpu", pre)
+    with quiet_fp():
+        _store(out, np.arctan2(_arg(self, pre), _arg(other, pre)), pre)
+
+
+def fmod_out(pre: Any, self: Tensor, other: Tensor, out: Tensor) -> None:
+    """fmod.Tensor_out: C's fmod (the result has the dividend's sign); an integer division by
+    zero raises, a floating one gives nan."""
+    if pre._category <= 0 or pre.is_complex:  # bool, or Note [Limited unsigned dtypes]
+        raise not_implemented("fmod_cpu", pre)
+    a, b = _arg(self, pre), _arg(other, pre)
+    if not pre.is_floating_point:
+        _check_int_divisor(b, out)
+    with quiet_fp():
+        _store(out, np.fmod(a, b), pre)
+
+
+def _floating_binary(ufunc: Any, name: str, complex_ok: bool) -> Any:
+    def impl(pre: Any, self: Tensor, other: Tensor, out: Tensor) -> None:
+        if not (pre.is_floating_point or (complex_ok and pre.is_complex)):
+            raise not_implemented(f"{name}_cpu", pre)
+        with quiet_fp():
+            _store(out, ufunc(_arg(self, pre), _arg(other, pre)), pre)
+
+    impl.__name__ = f"{name}_out"
+    return impl
+
+
+def _complex_logaddexp(a: Any, b: Any) -> Any:
+    """log(exp(a) + exp(b)) for complex operands, scaled by the operand of larger real part
+    (torch's formula: ``max + log1p(exp(min - max))``)."""
+    if not np.iscomplexobj(a):
+        return np.logaddexp(a, b)
+    high = np.where(a.real >= b.real, a, b)
+    low = np.where(a.real >= b.real, b, a)
+    return high + np.log1p(np.exp(low - high))
+
+
 M1_CPU_KERNELS: dict[str, Any] = {
     "isposinf_out": _float_test(np.isposinf),
     "isneginf_out": _float_test(np.isneginf),
@@ -93,4 +143,8 @@ M1_CPU_KERNELS: dict[str, Any] = {
         ("acosh", np.arccosh), ("atanh", np.arctanh))},  # fmt: skip
     "trunc_out": _rounding(np.trunc, "trunc", "trunc_vml_cpu"),
     "frac_out": _float_only(lambda x: x - np.trunc(x), "frac_cpu", complex_ok=False),
+    "atan2_out": atan2_out,
+    "fmod_out": fmod_out,
+    "hypot_out": _floating_binary(np.hypot, "hypot", complex_ok=False),
+    "logaddexp_out": _floating_binary(_complex_logaddexp, "logaddexp", complex_ok=True),
 }

@@ -2,7 +2,8 @@
 (backends/meta/pointwise.py): the force-boolean structured ops ``isposinf``, ``isneginf``,
 ``signbit`` (TensorIterator's ``build_borrowing_unary_force_boolean_op``: a bool output of
 the input's shape, the computation in the input's dtype), the unary float functions
-(``sinh`` ... ``exp2``: integers compute in the default dtype), ``trunc``, ``frac``, and
+(``sinh`` ... ``exp2``: integers compute in the default dtype), ``trunc``, ``frac``, the
+binary ``atan2`` (float), ``fmod``, ``hypot``, ``logaddexp`` (promoting), and
 ``nan_to_num.out``'s Meta kernel.
 """
 
@@ -13,7 +14,8 @@ from typing import Any
 
 from tensordispatch.backends.common import scalar_type_name
 from tensordispatch.backends.meta.iterator import as_computed, output_strides
-from tensordispatch.backends.meta.pointwise import _real_rounding, _unary, _unary_float
+from tensordispatch.backends.meta.iterator import pointwise
+from tensordispatch.backends.meta.pointwise import _binary, _real_rounding, _unary, _unary_float
 from tensordispatch.backends.overlap import check_written
 from tensordispatch.backends.structured import prepare_out
 from tensordispatch.tensor import dtypes as _dt
@@ -42,6 +44,12 @@ def _force_boolean(name: str, complex_text: str) -> Callable[..., Any]:
 
     meta.__name__ = name
     return meta
+
+
+def _binary_float(outs: Any, self: Tensor, other: Tensor) -> Any:
+    """atan2: TensorIterator's binary float op (integers and bool compute in the default
+    dtype)."""
+    return pointwise(outs, (self, other), int_to_float=True)
 
 
 def nan_to_num_spec(self: Tensor, out: Tensor) -> Any:
@@ -82,6 +90,10 @@ M1_META_FUNCTIONS: dict[str, Callable[..., Any]] = {
                                  "atanh", "log2", "log10", "exp2")},  # fmt: skip
     "trunc": _real_rounding("trunc"),
     "frac": _unary,
+    "atan2": _binary_float,
+    "fmod.Tensor": _binary,
+    "hypot": _binary,
+    "logaddexp": _binary,
 }
 
 M1_META_KERNELS: dict[str, Any] = {"nan_to_num_out_meta": nan_to_num_out_meta}
