@@ -254,6 +254,18 @@ PYTHON_SIGNATURES: dict[tuple[str, bool], tuple[str, ...]] = {
         "Tensor other",
         "Number other",
     ),
+    ("fmod", False): (
+        "Tensor input, Tensor other, *, Tensor out = None",
+        "Tensor input, Number other, *, Tensor out = None",
+    ),
+    ("fmod", True): (
+        "Tensor other",
+        "Number other",
+    ),
+    ("fmod_", True): (
+        "Tensor other",
+        "Number other",
+    ),
     ("ge", False): (
         "Tensor input, Tensor other, *, Tensor out = None",
         "Tensor input, Number other, *, Tensor out = None",
