@@ -166,9 +166,10 @@ def combination_error(name: str, method: bool) -> TypeError:
 
 def called_as_method(binding: FrameType) -> bool:
     """Whether the hand-written binding running in frame ``binding``, which serves both
-    ``torch.<name>`` and ``Tensor.<name>`` and whose first parameter is its only named
-    positional one (``var(input, *args, **kwargs)``), was called as a Tensor method: the call
-    passed one positional argument fewer than the frame received (the bound method's self).
+    ``torch.<name>`` and ``Tensor.<name>`` (``var(input, *args, **kwargs)``, ``split``), was
+    called as a Tensor method: the call passed one positional argument fewer than the frame
+    received (the bound method's self); a positional parameter left at its default counts as
+    not received.
 
     >>> import tensordispatch as td
     >>> try:
@@ -178,11 +179,18 @@ def called_as_method(binding: FrameType) -> bool:
      * (tuple of ints dim, bool unbiased = True, bool keepdim = False)
     """
     shape = _call_shape(binding.f_back)
-    code = binding.f_code
+    code, values = binding.f_code, binding.f_locals
     first = code.co_varnames[0]
-    if shape is None or first in shape[1] or binding.f_locals[first] is REQUIRED:
+    if shape is None or first in shape[1] or values[first] is REQUIRED:
         return False
-    received = code.co_argcount + len(_varargs(binding))
+    function = binding.f_globals.get(code.co_name)
+    defaults = getattr(function, "__defaults__", None) or ()
+    names = code.co_varnames[: code.co_argcount]
+    lead = len(names) - len(defaults)
+    received = len(_varargs(binding))
+    for i, name in enumerate(names):
+        left = i >= lead and values[name] is defaults[i - lead]
+        received += name not in shape[1] and not left
     return received == shape[0] - len(shape[1]) + 1
 
 

@@ -23,6 +23,7 @@ from tensordispatch.dispatch.keyset import AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPL
 from tensordispatch.dispatch.tls import local_state
 from tensordispatch.ops.binding_errors import (
     REQUIRED,
+    called_as_method,
     extra_arguments,
     missing_list,
     sequence_error,
@@ -343,6 +344,12 @@ def split(tensor: Tensor, split_size_or_sections: Any = _NO, dim: int = 0, *,
     size = split_size_or_sections if split_size_or_sections is not _NO else split_size
     if isinstance(size, int) or (isinstance(size, Tensor) and size.dim() == 0):
         return tuple(op("split.Tensor")(tensor, int(size), dim))
+    if size is _NO:  # torch's split is a Python function: Python's texts, its names
+        method = called_as_method(sys._getframe())
+        name, missing = (
+            ("Tensor.split", "split_size") if method else ("split", "split_size_or_sections")
+        )
+        raise TypeError(f"{name}() missing 1 required positional argument: '{missing}'")
     return tuple(op("split_with_sizes")(tensor, [int(s) for s in size], dim))
 
 
