@@ -102,6 +102,12 @@ def atan2_backward(
     )
 
 
+def trace_backward(grad: Tensor, sizes: Any) -> Tensor:
+    """The gradient of trace: ``grad`` on the main diagonal of a ``sizes`` matrix."""
+    rows, cols = (int(s) for s in sizes)
+    return op("eye.m")(rows, cols, dtype=grad.dtype, device=grad.device) * grad  # type: ignore[no-any-return]
+
+
 def fmap(xs: Sequence[Any], fn: Callable[[Any], Any]) -> list[Any]:
     return [fn(x) for x in xs]
 

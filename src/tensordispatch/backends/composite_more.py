@@ -129,6 +129,88 @@ def nan_to_num_(self: Tensor, nan: Any = None, posinf: Any = None, neginf: Any =
     return op("nan_to_num.out")(self, nan, posinf, neginf, out=self)  # type: ignore[no-any-return]
 
 
+def diag_embed(self: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """aten::diag_embed: the last dim of ``self`` placed on diagonal ``offset`` of the
+    planes (dim1, dim2) of a zero tensor one rank larger.
+
+    >>> import tensordispatch as td
+    >>> td.diag_embed(td.tensor([1, 2])).tolist()
+    [[1, 0], [0, 2]]
+    """
+    from tensordispatch.backends.common import wrap_dim
+
+    rank = self.dim() + 1
+    d1, d2 = wrap_dim(dim1, rank), wrap_dim(dim2, rank)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n = self._shape[-1] + abs(offset)
+    shape = list(self._shape[:-1])
+    for d in sorted((d1, d2)):
+        shape.insert(d, n)
+    result = op("zeros")(shape, dtype=self.dtype, device=self.device)
+    op("copy_")(op("diagonal")(result, offset, d1, d2), self)
+    return result  # type: ignore[no-any-return]
+
+
+def trace(self: Tensor) -> Tensor:
+    """aten::trace: the sum of a matrix's diagonal (integers sum to int64, as sum).
+
+    >>> import tensordispatch as td
+    >>> td.trace(td.arange(9).reshape(3, 3))
+    tensor(12)
+    """
+    if self.dim() != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.dim()}")
+    return op("sum")(op("diagonal")(self))  # type: ignore[no-any-return]
+
+
+def count_nonzero_dim_IntList(self: Tensor, dim: Any) -> Tensor:  # noqa: N802 - yaml name
+    """aten::count_nonzero.dim_IntList: int64 counts of nonzero elements over ``dim`` (all
+    dims when empty).
+
+    >>> import tensordispatch as td
+    >>> td.count_nonzero(td.tensor([[0, 1], [2, 3]]), dim=0).tolist()
+    [1, 2]
+    """
+    from tensordispatch.backends.common import wrap_dim
+    from tensordispatch.tensor.dtypes import int64
+
+    dims = [wrap_dim(int(d), self.dim()) for d in dim]
+    for i, d in enumerate(dims):
+        if d in dims[:i]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    nonzero = op("ne.Scalar")(self, 0)
+    return op("sum.dim_IntList")(nonzero, dims, dtype=int64)  # type: ignore[no-any-return]
+
+
+def count_nonzero(self: Tensor, dim: Any = None) -> Tensor:
+    return count_nonzero_dim_IntList(self, [] if dim is None else [dim])
+
+
+def equal(self: Tensor, other: Tensor) -> bool:
+    """aten::equal: same shape and equal elements (nan never equal).
+
+    >>> import tensordispatch as td
+    >>> td.equal(td.tensor([1, 2]), td.tensor([1.0, 2.0])), td.equal(td.ones(2), td.ones(3))
+    (True, False)
+    """
+    if self._shape != other._shape:
+        return False
+    return bool(op("all")(op("eq.Tensor")(self, other)).item())
+
+
+def allclose(self: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> bool:  # fmt: skip
+    """aten::allclose: isclose everywhere.
+
+    >>> import tensordispatch as td
+    >>> td.allclose(td.tensor([1.0, 2.0]), td.tensor([1.0, 2.0 + 1e-7]))
+    True
+    """
+    close = op("isclose")(self, other, rtol, atol, equal_nan)
+    return bool(op("all")(close).item())
+
+
 M1_COMPOSITE: dict[str, Any] = {
     "new_empty": new_empty,
     "new_empty_strided": new_empty_strided,
@@ -139,6 +221,12 @@ M1_COMPOSITE: dict[str, Any] = {
     "isinf": isinf,
     "nan_to_num": nan_to_num,
     "nan_to_num_": nan_to_num_,
+    "diag_embed": diag_embed,
+    "trace": trace,
+    "count_nonzero_dim_IntList": count_nonzero_dim_IntList,
+    "count_nonzero": count_nonzero,
+    "equal": equal,
+    "allclose": allclose,
     # fmod.Scalar / fmod_.Scalar / fmod.Scalar_out: the number wrapped, then fmod.Tensor*
     **{k: v for k, v in _number_overloads("fmod").items() if not k.endswith("_Tensor")},
 }

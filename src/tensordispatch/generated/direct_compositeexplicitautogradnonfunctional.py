@@ -43,43 +43,51 @@ def copy(self, src, non_blocking=False):
 
 
 detach_copy = _r.generated_detach_copy
+
+_k8 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diag_embed', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:4160')
+
+
+def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+    return _k8(self, offset, dim1, dim2)
+
+
 diagonal_copy = _r.generated_diagonal_copy
 
-_k9 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diagonal_scatter', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3386')
+_k10 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diagonal_scatter', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3386')
 
 
 def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
-    return _k9(self, src, offset, dim1, dim2)
+    return _k10(self, src, offset, dim1, dim2)
 
 
 expand_copy = _r.generated_expand_copy
 lift_fresh_copy = _r.generated_lift_fresh_copy
 narrow_copy = _r.generated_narrow_copy
 
-_k13 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'new_empty_strided', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3548')
+_k14 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'new_empty_strided', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3548')
 
 
 def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k13(self, size, stride, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k14(self, size, stride, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 permute_copy = _r.generated_permute_copy
 select_copy_int = _r.generated_select_copy_int
 
-_k16 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'select_scatter_symint', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3377')
+_k17 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'select_scatter_symint', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3377')
 
 
 def select_scatter(self, src, dim, index):
-    return _k16(self, src, dim, index)
+    return _k17(self, src, dim, index)
 
 
 slice_copy_Tensor = _r.generated_slice_copy_Tensor
 
-_k18 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice_scatter', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3394')
+_k19 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice_scatter', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3394')
 
 
 def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
-    return _k18(self, src, dim, start, end, step)
+    return _k19(self, src, dim, start, end, step)
 
 
 split_copy_Tensor = _r.generated_split_copy_Tensor
@@ -122,6 +130,9 @@ OVERLOADS = {
     },
     'detach_copy': {
         'default': (detach_copy, 'T', 'detach_copy(Tensor self) -> Tensor'),
+    },
+    'diag_embed': {
+        'default': (diag_embed, 'TNNN', 'diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor'),
     },
     'diagonal_copy': {
         'default': (diagonal_copy, 'TNNN', 'diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor'),

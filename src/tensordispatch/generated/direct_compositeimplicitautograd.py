@@ -15,7 +15,7 @@ KEY = 'CompositeImplicitAutograd'
 
 
 
-_k0 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4102')
+_k0 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4220')
 
 
 def absolute(self):
@@ -23,7 +23,7 @@ def absolute(self):
 
 
 
-_k1 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4110')
+_k1 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4228')
 
 
 def absolute_out(self, *, out):
@@ -31,7 +31,7 @@ def absolute_out(self, *, out):
 
 
 
-_k2 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4106')
+_k2 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4224')
 
 
 def absolute_(self):
@@ -215,1011 +215,1171 @@ def arctanh_(self):
 
 
 
-_k25 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'chunk', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1655')
+_k25 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'argsort', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4206')
+
+
+def argsort(self, dim=-1, descending=False):
+    return _k25(self, dim, descending)
+
+
+
+_k26 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'argsort', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4210')
+
+
+def argsort_stable(self, *, stable, dim=-1, descending=False):
+    return _k26(self, stable=stable, dim=dim, descending=descending)
+
+
+
+_k27 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'argsort_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4214')
+
+
+def argsort_stable_out(self, *, stable, dim=-1, descending=False, out):
+    return _k27(self, stable=stable, dim=dim, descending=descending, out=out)
+
+
+
+_k28 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'broadcast_to_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4149')
+
+
+def broadcast_to(self, size):
+    return _k28(self, size)
+
+
+
+_k29 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'chunk', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1655')
 
 
 def chunk(self, chunks, dim=0):
-    return _k25(self, chunks, dim)
+    return _k29(self, chunks, dim)
 
 
 
-_k26 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4198')
+_k30 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4316')
 
 
 def clip(self, min=None, max=None):
-    return _k26(self, min, max)
-
-
-
-_k27 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4203')
-
-
-def clip_Tensor(self, min=None, max=None):
-    return _k27(self, min, max)
-
-
-
-_k28 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4220')
-
-
-def clip_Tensor_out(self, min=None, max=None, *, out):
-    return _k28(self, min, max, out=out)
-
-
-
-_k29 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4216')
-
-
-def clip_out(self, min=None, max=None, *, out):
-    return _k29(self, min, max, out=out)
-
-
-
-_k30 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4207')
-
-
-def clip_(self, min=None, max=None):
     return _k30(self, min, max)
 
 
 
-_k31 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4212')
+_k31 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4321')
 
 
-def clip__Tensor(self, min=None, max=None):
+def clip_Tensor(self, min=None, max=None):
     return _k31(self, min, max)
 
 
 
-_k32 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conj', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1371')
+_k32 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4338')
+
+
+def clip_Tensor_out(self, min=None, max=None, *, out):
+    return _k32(self, min, max, out=out)
+
+
+
+_k33 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4334')
+
+
+def clip_out(self, min=None, max=None, *, out):
+    return _k33(self, min, max, out=out)
+
+
+
+_k34 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4325')
+
+
+def clip_(self, min=None, max=None):
+    return _k34(self, min, max)
+
+
+
+_k35 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4330')
+
+
+def clip__Tensor(self, min=None, max=None):
+    return _k35(self, min, max)
+
+
+
+_k36 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conj', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1371')
 
 
 def conj(self):
-    return _k32(self)
+    return _k36(self)
 
 
 
-_k33 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conj_physical', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1406')
+_k37 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conj_physical', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1406')
 
 
 def conj_physical(self):
-    return _k33(self)
+    return _k37(self)
 
 
 
-_k34 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'contiguous', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1730')
+_k38 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'contiguous', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1730')
 
 
 def contiguous(self, *, memory_format=0):
-    return _k34(self, memory_format=memory_format)
+    return _k38(self, memory_format=memory_format)
 
 
 
-_k35 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1519')
+_k39 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1519')
 
 
 def conv1d(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
-    return _k35(input, weight, bias, stride, padding, dilation, groups)
+    return _k39(input, weight, bias, stride, padding, dilation, groups)
 
 
 
-_k36 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1523')
+_k40 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1523')
 
 
 def conv1d_padding(input, weight, bias=None, stride=(1,), padding='valid', dilation=(1,), groups=1):
-    return _k36(input, weight, bias, stride, padding, dilation, groups)
+    return _k40(input, weight, bias, stride, padding, dilation, groups)
 
 
 
-_k37 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1528')
+_k41 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1528')
 
 
 def conv2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
-    return _k37(input, weight, bias, stride, padding, dilation, groups)
+    return _k41(input, weight, bias, stride, padding, dilation, groups)
 
 
 
-_k38 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1532')
+_k42 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1532')
 
 
 def conv2d_padding(input, weight, bias=None, stride=(1, 1), padding='valid', dilation=(1, 1), groups=1):
-    return _k38(input, weight, bias, stride, padding, dilation, groups)
+    return _k42(input, weight, bias, stride, padding, dilation, groups)
 
 
 
-_k39 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'cross_entropy_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1492')
+_k43 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'cross_entropy_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1492')
 
 
 def cross_entropy_loss(self, target, weight=None, reduction=1, ignore_index=-100, label_smoothing=0.0):
-    return _k39(self, target, weight, reduction, ignore_index, label_smoothing)
+    return _k43(self, target, weight, reduction, ignore_index, label_smoothing)
 
 
 
-_k40 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4143')
+_k44 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'diag', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4166')
+
+
+def diag(self, diagonal=0):
+    return _k44(self, diagonal)
+
+
+
+_k45 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'diag_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4169')
+
+
+def diag_out(self, diagonal=0, *, out):
+    return _k45(self, diagonal, out=out)
+
+
+
+_k46 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4261')
 
 
 def divide_Scalar(self, other):
-    return _k40(self, other)
-
-
-
-_k41 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4157')
-
-
-def divide_Scalar_mode(self, other, *, rounding_mode):
-    return _k41(self, other, rounding_mode=rounding_mode)
-
-
-
-_k42 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4135')
-
-
-def divide_Tensor(self, other):
-    return _k42(self, other)
-
-
-
-_k43 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4149')
-
-
-def divide_Tensor_mode(self, other, *, rounding_mode):
-    return _k43(self, other, rounding_mode=rounding_mode)
-
-
-
-_k44 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4141')
-
-
-def divide_out(self, other, *, out):
-    return _k44(self, other, out=out)
-
-
-
-_k45 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4155')
-
-
-def divide_out_mode(self, other, *, rounding_mode, out):
-    return _k45(self, other, rounding_mode=rounding_mode, out=out)
-
-
-
-_k46 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4146')
-
-
-def divide__Scalar(self, other):
     return _k46(self, other)
 
 
 
-_k47 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4160')
+_k47 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4275')
 
 
-def divide__Scalar_mode(self, other, *, rounding_mode):
+def divide_Scalar_mode(self, other, *, rounding_mode):
     return _k47(self, other, rounding_mode=rounding_mode)
 
 
 
-_k48 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4138')
+_k48 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4253')
 
 
-def divide__Tensor(self, other):
+def divide_Tensor(self, other):
     return _k48(self, other)
 
 
 
-_k49 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4152')
+_k49 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4267')
 
 
-def divide__Tensor_mode(self, other, *, rounding_mode):
+def divide_Tensor_mode(self, other, *, rounding_mode):
     return _k49(self, other, rounding_mode=rounding_mode)
 
 
 
-_k50 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1432')
+_k50 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4259')
 
 
-def dropout(input, p, train):
-    return _k50(input, p, train)
-
-
-
-_k51 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1435')
-
-
-def dropout_(self, p, train):
-    return _k51(self, p, train)
+def divide_out(self, other, *, out):
+    return _k50(self, other, out=out)
 
 
 
-_k52 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'expand_as', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3580')
+_k51 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4273')
 
 
-def expand_as(self, other):
+def divide_out_mode(self, other, *, rounding_mode, out):
+    return _k51(self, other, rounding_mode=rounding_mode, out=out)
+
+
+
+_k52 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4264')
+
+
+def divide__Scalar(self, other):
     return _k52(self, other)
 
 
 
-_k53 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'fix', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3941')
+_k53 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4278')
+
+
+def divide__Scalar_mode(self, other, *, rounding_mode):
+    return _k53(self, other, rounding_mode=rounding_mode)
+
+
+
+_k54 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4256')
+
+
+def divide__Tensor(self, other):
+    return _k54(self, other)
+
+
+
+_k55 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4270')
+
+
+def divide__Tensor_mode(self, other, *, rounding_mode):
+    return _k55(self, other, rounding_mode=rounding_mode)
+
+
+
+_k56 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1432')
+
+
+def dropout(input, p, train):
+    return _k56(input, p, train)
+
+
+
+_k57 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1435')
+
+
+def dropout_(self, p, train):
+    return _k57(self, p, train)
+
+
+
+_k58 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'expand_as', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3580')
+
+
+def expand_as(self, other):
+    return _k58(self, other)
+
+
+
+_k59 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'fix', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3941')
 
 
 def fix(self):
-    return _k53(self)
+    return _k59(self)
 
 
 
-_k54 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'fix_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3947')
+_k60 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'fix_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3947')
 
 
 def fix_out(self, *, out):
-    return _k54(self, out=out)
+    return _k60(self, out=out)
 
 
 
-_k55 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'fix_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3944')
+_k61 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'fix_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3944')
 
 
 def fix_(self):
-    return _k55(self)
+    return _k61(self)
 
 
 
-_k56 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'flatten', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1701')
+_k62 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'flatten', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1701')
 
 
 def flatten_using_ints(self, start_dim=0, end_dim=-1):
-    return _k56(self, start_dim, end_dim)
+    return _k62(self, start_dim, end_dim)
 
 
 
-_k57 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4272')
+_k63 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'fliplr', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4157')
+
+
+def fliplr(self):
+    return _k63(self)
+
+
+
+_k64 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'flipud', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4154')
+
+
+def flipud(self):
+    return _k64(self)
+
+
+
+_k65 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4390')
 
 
 def greater_Scalar(self, other):
-    return _k57(self, other)
-
-
-
-_k58 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4270')
-
-
-def greater_Scalar_out(self, other, *, out):
-    return _k58(self, other, out=out)
-
-
-
-_k59 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4277')
-
-
-def greater_Tensor(self, other):
-    return _k59(self, other)
-
-
-
-_k60 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4275')
-
-
-def greater_Tensor_out(self, other, *, out):
-    return _k60(self, other, out=out)
-
-
-
-_k61 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4280')
-
-
-def greater__Scalar(self, other):
-    return _k61(self, other)
-
-
-
-_k62 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4283')
-
-
-def greater__Tensor(self, other):
-    return _k62(self, other)
-
-
-
-_k63 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4240')
-
-
-def greater_equal_Scalar(self, other):
-    return _k63(self, other)
-
-
-
-_k64 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4238')
-
-
-def greater_equal_Scalar_out(self, other, *, out):
-    return _k64(self, other, out=out)
-
-
-
-_k65 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4245')
-
-
-def greater_equal_Tensor(self, other):
     return _k65(self, other)
 
 
 
-_k66 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4243')
+_k66 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4388')
 
 
-def greater_equal_Tensor_out(self, other, *, out):
+def greater_Scalar_out(self, other, *, out):
     return _k66(self, other, out=out)
 
 
 
-_k67 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4248')
+_k67 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4395')
 
 
-def greater_equal__Scalar(self, other):
+def greater_Tensor(self, other):
     return _k67(self, other)
 
 
 
-_k68 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4251')
+_k68 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4393')
+
+
+def greater_Tensor_out(self, other, *, out):
+    return _k68(self, other, out=out)
+
+
+
+_k69 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4398')
+
+
+def greater__Scalar(self, other):
+    return _k69(self, other)
+
+
+
+_k70 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4401')
+
+
+def greater__Tensor(self, other):
+    return _k70(self, other)
+
+
+
+_k71 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4358')
+
+
+def greater_equal_Scalar(self, other):
+    return _k71(self, other)
+
+
+
+_k72 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4356')
+
+
+def greater_equal_Scalar_out(self, other, *, out):
+    return _k72(self, other, out=out)
+
+
+
+_k73 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4363')
+
+
+def greater_equal_Tensor(self, other):
+    return _k73(self, other)
+
+
+
+_k74 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4361')
+
+
+def greater_equal_Tensor_out(self, other, *, out):
+    return _k74(self, other, out=out)
+
+
+
+_k75 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4366')
+
+
+def greater_equal__Scalar(self, other):
+    return _k75(self, other)
+
+
+
+_k76 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4369')
 
 
 def greater_equal__Tensor(self, other):
-    return _k68(self, other)
-
-
-
-_k69 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'isfinite', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3610')
-
-
-def isfinite(self):
-    return _k69(self)
-
-
-
-_k70 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'isreal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3616')
-
-
-def isreal(self):
-    return _k70(self)
-
-
-
-_k71 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'layer_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1438')
-
-
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
-    return _k71(input, normalized_shape, weight, bias, eps, cudnn_enable)
-
-
-
-_k72 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4288')
-
-
-def less_Scalar(self, other):
-    return _k72(self, other)
-
-
-
-_k73 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4286')
-
-
-def less_Scalar_out(self, other, *, out):
-    return _k73(self, other, out=out)
-
-
-
-_k74 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4293')
-
-
-def less_Tensor(self, other):
-    return _k74(self, other)
-
-
-
-_k75 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4291')
-
-
-def less_Tensor_out(self, other, *, out):
-    return _k75(self, other, out=out)
-
-
-
-_k76 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4296')
-
-
-def less__Scalar(self, other):
     return _k76(self, other)
 
 
 
-_k77 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4299')
+_k77 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'isclose', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4197')
 
 
-def less__Tensor(self, other):
-    return _k77(self, other)
-
-
-
-_k78 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4256')
-
-
-def less_equal_Scalar(self, other):
-    return _k78(self, other)
+def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return _k77(self, other, rtol, atol, equal_nan)
 
 
 
-_k79 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4254')
+_k78 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'isfinite', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3610')
 
 
-def less_equal_Scalar_out(self, other, *, out):
-    return _k79(self, other, out=out)
-
-
-
-_k80 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4261')
-
-
-def less_equal_Tensor(self, other):
-    return _k80(self, other)
+def isfinite(self):
+    return _k78(self)
 
 
 
-_k81 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4259')
+_k79 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'isreal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3616')
 
 
-def less_equal_Tensor_out(self, other, *, out):
-    return _k81(self, other, out=out)
-
-
-
-_k82 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4264')
-
-
-def less_equal__Scalar(self, other):
-    return _k82(self, other)
+def isreal(self):
+    return _k79(self)
 
 
 
-_k83 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4267')
+_k80 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'layer_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1438')
 
 
-def less_equal__Tensor(self, other):
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
+    return _k80(input, normalized_shape, weight, bias, eps, cudnn_enable)
+
+
+
+_k81 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4406')
+
+
+def less_Scalar(self, other):
+    return _k81(self, other)
+
+
+
+_k82 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4404')
+
+
+def less_Scalar_out(self, other, *, out):
+    return _k82(self, other, out=out)
+
+
+
+_k83 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4411')
+
+
+def less_Tensor(self, other):
     return _k83(self, other)
 
 
 
-_k84 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_matrix_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1363')
+_k84 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4409')
 
 
-def linalg_matrix_norm(self, ord, dim=(-2, -1), keepdim=False, *, dtype=None):
-    return _k84(self, ord, dim, keepdim, dtype=dtype)
-
-
-
-_k85 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_matrix_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1366')
-
-
-def linalg_matrix_norm_str_ord(self, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None):
-    return _k85(self, ord, dim, keepdim, dtype=dtype)
+def less_Tensor_out(self, other, *, out):
+    return _k84(self, other, out=out)
 
 
 
-_k86 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_svdvals', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1359')
+_k85 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4414')
 
 
-def linalg_svdvals(A, *, driver=None):
-    return _k86(A, driver=driver)
-
-
-
-_k87 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linear', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1340')
-
-
-def linear(input, weight, bias=None):
-    return _k87(input, weight, bias)
+def less__Scalar(self, other):
+    return _k85(self, other)
 
 
 
-_k88 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'log_softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1177')
+_k86 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4417')
 
 
-def log_softmax_int(self, dim, dtype=None):
-    return _k88(self, dim, dtype)
+def less__Tensor(self, other):
+    return _k86(self, other)
 
 
 
-_k89 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:898')
+_k87 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4374')
 
 
-def matmul(self, other):
+def less_equal_Scalar(self, other):
+    return _k87(self, other)
+
+
+
+_k88 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4372')
+
+
+def less_equal_Scalar_out(self, other, *, out):
+    return _k88(self, other, out=out)
+
+
+
+_k89 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4379')
+
+
+def less_equal_Tensor(self, other):
     return _k89(self, other)
 
 
 
-_k90 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:901')
+_k90 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4377')
 
 
-def matmul_out(self, other, *, out):
+def less_equal_Tensor_out(self, other, *, out):
     return _k90(self, other, out=out)
 
 
 
-_k91 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4129')
+_k91 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4382')
 
 
-def multiply_Scalar(self, other):
+def less_equal__Scalar(self, other):
     return _k91(self, other)
 
 
 
-_k92 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4121')
+_k92 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4385')
 
 
-def multiply_Tensor(self, other):
+def less_equal__Tensor(self, other):
     return _k92(self, other)
 
 
 
-_k93 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4127')
+_k93 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_matrix_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1363')
+
+
+def linalg_matrix_norm(self, ord, dim=(-2, -1), keepdim=False, *, dtype=None):
+    return _k93(self, ord, dim, keepdim, dtype=dtype)
+
+
+
+_k94 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_matrix_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1366')
+
+
+def linalg_matrix_norm_str_ord(self, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None):
+    return _k94(self, ord, dim, keepdim, dtype=dtype)
+
+
+
+_k95 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_svdvals', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1359')
+
+
+def linalg_svdvals(A, *, driver=None):
+    return _k95(A, driver=driver)
+
+
+
+_k96 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linear', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1340')
+
+
+def linear(input, weight, bias=None):
+    return _k96(input, weight, bias)
+
+
+
+_k97 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'log_softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1177')
+
+
+def log_softmax_int(self, dim, dtype=None):
+    return _k97(self, dim, dtype)
+
+
+
+_k98 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:898')
+
+
+def matmul(self, other):
+    return _k98(self, other)
+
+
+
+_k99 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:901')
+
+
+def matmul_out(self, other, *, out):
+    return _k99(self, other, out=out)
+
+
+
+_k100 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'moveaxis', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4111')
+
+
+def moveaxis_int(self, source, destination):
+    return _k100(self, source, destination)
+
+
+
+_k101 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'moveaxis', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4108')
+
+
+def moveaxis_intlist(self, source, destination):
+    return _k101(self, source, destination)
+
+
+
+_k102 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'movedim', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4105')
+
+
+def movedim_int(self, source, destination):
+    return _k102(self, source, destination)
+
+
+
+_k103 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'movedim', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4102')
+
+
+def movedim_intlist(self, source, destination):
+    return _k103(self, source, destination)
+
+
+
+_k104 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4247')
+
+
+def multiply_Scalar(self, other):
+    return _k104(self, other)
+
+
+
+_k105 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4239')
+
+
+def multiply_Tensor(self, other):
+    return _k105(self, other)
+
+
+
+_k106 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4245')
 
 
 def multiply_out(self, other, *, out):
-    return _k93(self, other, out=out)
+    return _k106(self, other, out=out)
 
 
 
-_k94 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4132')
+_k107 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4250')
 
 
 def multiply__Scalar(self, other):
-    return _k94(self, other)
+    return _k107(self, other)
 
 
 
-_k95 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4124')
+_k108 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4242')
 
 
 def multiply__Tensor(self, other):
-    return _k95(self, other)
-
-
-
-_k96 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1567')
-
-
-def narrow(self, dim, start, length):
-    return _k96(self, dim, start, length)
-
-
-
-_k97 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1572')
-
-
-def narrow_Tensor(self, dim, start, length):
-    return _k97(self, dim, start, length)
-
-
-
-_k98 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4113')
-
-
-def negative(self):
-    return _k98(self)
-
-
-
-_k99 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4119')
-
-
-def negative_out(self, *, out):
-    return _k99(self, out=out)
-
-
-
-_k100 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4116')
-
-
-def negative_(self):
-    return _k100(self)
-
-
-
-_k101 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1461')
-
-
-def nll_loss(self, target, weight=None, reduction=1, ignore_index=-100):
-    return _k101(self, target, weight, reduction, ignore_index)
-
-
-
-_k102 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1455')
-
-
-def nll_loss_out(self, target, weight=None, reduction=1, ignore_index=-100, *, out):
-    return _k102(self, target, weight, reduction, ignore_index, out=out)
-
-
-
-_k103 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1477')
-
-
-def nll_loss2d(self, target, weight=None, reduction=1, ignore_index=-100):
-    return _k103(self, target, weight, reduction, ignore_index)
-
-
-
-_k104 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1474')
-
-
-def nll_loss2d_out(self, target, weight=None, reduction=1, ignore_index=-100, *, out):
-    return _k104(self, target, weight, reduction, ignore_index, out=out)
-
-
-
-_k105 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_nd', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1458')
-
-
-def nll_loss_nd(self, target, weight=None, reduction=1, ignore_index=-100):
-    return _k105(self, target, weight, reduction, ignore_index)
-
-
-
-_k106 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4224')
-
-
-def not_equal_Scalar(self, other):
-    return _k106(self, other)
-
-
-
-_k107 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4222')
-
-
-def not_equal_Scalar_out(self, other, *, out):
-    return _k107(self, other, out=out)
-
-
-
-_k108 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4229')
-
-
-def not_equal_Tensor(self, other):
     return _k108(self, other)
 
 
 
-_k109 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4227')
+_k109 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1567')
+
+
+def narrow(self, dim, start, length):
+    return _k109(self, dim, start, length)
+
+
+
+_k110 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1572')
+
+
+def narrow_Tensor(self, dim, start, length):
+    return _k110(self, dim, start, length)
+
+
+
+_k111 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4231')
+
+
+def negative(self):
+    return _k111(self)
+
+
+
+_k112 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4237')
+
+
+def negative_out(self, *, out):
+    return _k112(self, out=out)
+
+
+
+_k113 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4234')
+
+
+def negative_(self):
+    return _k113(self)
+
+
+
+_k114 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1461')
+
+
+def nll_loss(self, target, weight=None, reduction=1, ignore_index=-100):
+    return _k114(self, target, weight, reduction, ignore_index)
+
+
+
+_k115 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1455')
+
+
+def nll_loss_out(self, target, weight=None, reduction=1, ignore_index=-100, *, out):
+    return _k115(self, target, weight, reduction, ignore_index, out=out)
+
+
+
+_k116 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1477')
+
+
+def nll_loss2d(self, target, weight=None, reduction=1, ignore_index=-100):
+    return _k116(self, target, weight, reduction, ignore_index)
+
+
+
+_k117 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1474')
+
+
+def nll_loss2d_out(self, target, weight=None, reduction=1, ignore_index=-100, *, out):
+    return _k117(self, target, weight, reduction, ignore_index, out=out)
+
+
+
+_k118 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_nd', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1458')
+
+
+def nll_loss_nd(self, target, weight=None, reduction=1, ignore_index=-100):
+    return _k118(self, target, weight, reduction, ignore_index)
+
+
+
+_k119 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4342')
+
+
+def not_equal_Scalar(self, other):
+    return _k119(self, other)
+
+
+
+_k120 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4340')
+
+
+def not_equal_Scalar_out(self, other, *, out):
+    return _k120(self, other, out=out)
+
+
+
+_k121 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4347')
+
+
+def not_equal_Tensor(self, other):
+    return _k121(self, other)
+
+
+
+_k122 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4345')
 
 
 def not_equal_Tensor_out(self, other, *, out):
-    return _k109(self, other, out=out)
+    return _k122(self, other, out=out)
 
 
 
-_k110 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4232')
+_k123 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4350')
 
 
 def not_equal__Scalar(self, other):
-    return _k110(self, other)
+    return _k123(self, other)
 
 
 
-_k111 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4235')
+_k124 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4353')
 
 
 def not_equal__Tensor(self, other):
-    return _k111(self, other)
+    return _k124(self, other)
 
 
 
-_k112 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'one_hot', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1507')
+_k125 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'one_hot', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1507')
 
 
 def one_hot(self, num_classes=-1):
-    return _k112(self, num_classes)
+    return _k125(self, num_classes)
 
 
 
-_k113 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1294')
+_k126 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1294')
 
 
 def outer(self, vec2):
-    return _k113(self, vec2)
+    return _k126(self, vec2)
 
 
 
-_k114 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1297')
+_k127 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1297')
 
 
 def outer_out(self, vec2, *, out):
-    return _k114(self, vec2, out=out)
+    return _k127(self, vec2, out=out)
 
 
 
-_k115 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'positive', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3686')
+_k128 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'positive', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3686')
 
 
 def positive(self):
-    return _k115(self)
+    return _k128(self)
 
 
 
-_k116 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'reshape', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:678')
+_k129 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'ravel', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4136')
+
+
+def ravel(self):
+    return _k129(self)
+
+
+
+_k130 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'reshape', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:678')
 
 
 def reshape(self, shape):
-    return _k116(self, shape)
+    return _k130(self, shape)
 
 
 
-_k117 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'reshape_as', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3585')
+_k131 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'reshape_as', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3585')
 
 
 def reshape_as(self, other):
-    return _k117(self, other)
+    return _k131(self, other)
 
 
 
-_k118 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'resolve_conj', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1421')
+_k132 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'resolve_conj', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1421')
 
 
 def resolve_conj(self):
-    return _k118(self)
+    return _k132(self)
 
 
 
-_k119 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'resolve_neg', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1424')
+_k133 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'resolve_neg', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1424')
 
 
 def resolve_neg(self):
-    return _k119(self)
+    return _k133(self)
 
 
 
-_k120 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1160')
+_k134 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1160')
 
 
 def softmax_int(self, dim, dtype=None):
-    return _k120(self, dim, dtype)
+    return _k134(self, dim, dtype)
 
 
 
-_k121 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'split', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1632')
+_k135 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'split', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1632')
 
 
 def split_sizes(self, split_size, dim=0):
-    return _k121(self, split_size, dim)
+    return _k135(self, split_size, dim)
 
 
 
-_k122 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'square', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3655')
+_k136 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'square', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3655')
 
 
 def square(self):
-    return _k122(self)
+    return _k136(self)
 
 
 
-_k123 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'square_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3665')
+_k137 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'square_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3665')
 
 
 def square_out(self, *, out):
-    return _k123(self, out=out)
+    return _k137(self, out=out)
 
 
 
-_k124 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'square_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3660')
+_k138 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'square_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3660')
 
 
 def square_(self):
-    return _k124(self)
+    return _k138(self)
 
 
 
-_k125 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1071')
+_k139 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1071')
 
 
 def std(self, unbiased=True):
-    return _k125(self, unbiased)
+    return _k139(self, unbiased)
 
 
 
-_k126 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1077')
+_k140 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1077')
 
 
 def std_dim(self, dim, unbiased=True, keepdim=False):
-    return _k126(self, dim, unbiased, keepdim)
+    return _k140(self, dim, unbiased, keepdim)
 
 
 
-_k127 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1083')
+_k141 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1083')
 
 
 def std_out(self, dim, unbiased=True, keepdim=False, *, out):
-    return _k127(self, dim, unbiased, keepdim, out=out)
+    return _k141(self, dim, unbiased, keepdim, out=out)
 
 
 
-_k128 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4192')
+_k142 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4310')
 
 
 def subtract_Scalar(self, other, alpha=1):
-    return _k128(self, other, alpha)
+    return _k142(self, other, alpha)
 
 
 
-_k129 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4186')
+_k143 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4304')
 
 
 def subtract_Tensor(self, other, *, alpha=1):
-    return _k129(self, other, alpha=alpha)
+    return _k143(self, other, alpha=alpha)
 
 
 
-_k130 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4184')
+_k144 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4302')
 
 
 def subtract_out(self, other, *, alpha=1, out):
-    return _k130(self, other, alpha=alpha, out=out)
+    return _k144(self, other, alpha=alpha, out=out)
 
 
 
-_k131 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4195')
+_k145 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4313')
 
 
 def subtract__Scalar(self, other, alpha=1):
-    return _k131(self, other, alpha)
+    return _k145(self, other, alpha)
 
 
 
-_k132 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4189')
+_k146 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4307')
 
 
 def subtract__Tensor(self, other, *, alpha=1):
-    return _k132(self, other, alpha=alpha)
+    return _k146(self, other, alpha=alpha)
 
 
 
-_k133 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1747')
+_k147 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'swapaxes', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4114')
+
+
+def swapaxes(self, axis0, axis1):
+    return _k147(self, axis0, axis1)
+
+
+
+_k148 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'swapaxes_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4119')
+
+
+def swapaxes_(self, axis0, axis1):
+    return _k148(self, axis0, axis1)
+
+
+
+_k149 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'swapdims', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4125')
+
+
+def swapdims(self, dim0, dim1):
+    return _k149(self, dim0, dim1)
+
+
+
+_k150 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'swapdims_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4130')
+
+
+def swapdims_(self, dim0, dim1):
+    return _k150(self, dim0, dim1)
+
+
+
+_k151 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'tile_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4144')
+
+
+def tile(self, dims):
+    return _k151(self, dims)
+
+
+
+_k152 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1747')
 
 
 def to_device(self, device, dtype, non_blocking=False, copy=False, memory_format=None):
-    return _k133(self, device, dtype, non_blocking, copy, memory_format)
+    return _k152(self, device, dtype, non_blocking, copy, memory_format)
 
 
 
-_k134 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1752')
+_k153 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1752')
 
 
 def to_dtype(self, dtype, non_blocking=False, copy=False, memory_format=None):
-    return _k134(self, dtype, non_blocking, copy, memory_format)
+    return _k153(self, dtype, non_blocking, copy, memory_format)
 
 
 
-_k135 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1742')
+_k154 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1742')
 
 
 def to_dtype_layout(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, copy=False, memory_format=None):
-    return _k135(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, non_blocking=non_blocking, copy=copy, memory_format=memory_format)
+    return _k154(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, non_blocking=non_blocking, copy=copy, memory_format=memory_format)
 
 
 
-_k136 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1757')
+_k155 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1757')
 
 
 def to_other(self, other, non_blocking=False, copy=False, memory_format=None):
-    return _k136(self, other, non_blocking, copy, memory_format)
+    return _k155(self, other, non_blocking, copy, memory_format)
 
 
 
-_k137 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4176')
+_k156 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4294')
 
 
 def true_divide_Scalar(self, other):
-    return _k137(self, other)
+    return _k156(self, other)
 
 
 
-_k138 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4164')
+_k157 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4282')
 
 
 def true_divide_Tensor(self, other):
-    return _k138(self, other)
+    return _k157(self, other)
 
 
 
-_k139 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4173')
+_k158 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4291')
 
 
 def true_divide_out(self, other, *, out):
-    return _k139(self, other, out=out)
+    return _k158(self, other, out=out)
 
 
 
-_k140 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4180')
+_k159 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4298')
 
 
 def true_divide__Scalar(self, other):
-    return _k140(self, other)
+    return _k159(self, other)
 
 
 
-_k141 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4169')
+_k160 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4287')
 
 
 def true_divide__Tensor(self, other):
-    return _k141(self, other)
+    return _k160(self, other)
 
 
 
-_k142 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'type_as', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3572')
+_k161 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'type_as', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3572')
 
 
 def type_as(self, other):
-    return _k142(self, other)
+    return _k161(self, other)
 
 
 
-_k143 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1039')
+_k162 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'unflatten_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4139')
+
+
+def unflatten_int(self, dim, sizes):
+    return _k162(self, dim, sizes)
+
+
+
+_k163 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1039')
 
 
 def var(self, unbiased=True):
-    return _k143(self, unbiased)
+    return _k163(self, unbiased)
 
 
 
-_k144 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1045')
+_k164 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1045')
 
 
 def var_dim(self, dim, unbiased=True, keepdim=False):
-    return _k144(self, dim, unbiased, keepdim)
+    return _k164(self, dim, unbiased, keepdim)
 
 
 
-_k145 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1051')
+_k165 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1051')
 
 
 def var_out(self, dim, unbiased=True, keepdim=False, *, out):
-    return _k145(self, dim, unbiased, keepdim, out=out)
+    return _k165(self, dim, unbiased, keepdim, out=out)
 
 
 
-_k146 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'view_as', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3575')
+_k166 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'view_as', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3575')
 
 
 def view_as(self, other):
-    return _k146(self, other)
+    return _k166(self, other)
 
 
 
-_k147 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2845')
+_k167 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2845')
 
 
 def where(condition):
-    return _k147(condition)
+    return _k167(condition)
 
 
 
-_k148 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2842')
+_k168 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2842')
 
 
 def where_Scalar(condition, self, other):
-    return _k148(condition, self, other)
+    return _k168(condition, self, other)
 
 
 
-_k149 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2839')
+_k169 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2839')
 
 
 def where_ScalarOther(condition, self, other):
-    return _k149(condition, self, other)
+    return _k169(condition, self, other)
 
 
 
-_k150 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2836')
+_k170 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2836')
 
 
 def where_ScalarSelf(condition, self, other):
-    return _k150(condition, self, other)
+    return _k170(condition, self, other)
 
 
 
@@ -1285,6 +1445,14 @@ OVERLOADS = {
     'arctanh_': {
         'default': (arctanh_, 'T', 'arctanh_(Tensor(a!) self) -> Tensor(a!)'),
     },
+    'argsort': {
+        'default': (argsort, 'TNN', 'argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor'),
+        'stable': (argsort_stable, 'TNNN', 'argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor'),
+        'stable_out': (argsort_stable_out, 'TNNNT', 'argsort.stable_out(Tensor self, *, bool stable, int dim=-1, bool descending=False, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'broadcast_to': {
+        'default': (broadcast_to, 'TN', 'broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)'),
+    },
     'chunk': {
         'default': (chunk, 'TNN', 'chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]'),
     },
@@ -1317,6 +1485,10 @@ OVERLOADS = {
     },
     'cross_entropy_loss': {
         'default': (cross_entropy_loss, 'TTtNNN', 'cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor'),
+    },
+    'diag': {
+        'default': (diag, 'TN', 'diag(Tensor self, int diagonal=0) -> Tensor'),
+        'out': (diag_out, 'TNT', 'diag.out(Tensor self, int diagonal=0, *, Tensor(a!) out) -> Tensor(a!)'),
     },
     'divide': {
         'Scalar': (divide_Scalar, 'TN', 'divide.Scalar(Tensor self, Scalar other) -> Tensor'),
@@ -1351,6 +1523,12 @@ OVERLOADS = {
     'flatten': {
         'using_ints': (flatten_using_ints, 'TNN', 'flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)'),
     },
+    'fliplr': {
+        'default': (fliplr, 'T', 'fliplr(Tensor self) -> Tensor'),
+    },
+    'flipud': {
+        'default': (flipud, 'T', 'flipud(Tensor self) -> Tensor'),
+    },
     'greater': {
         'Scalar': (greater_Scalar, 'TN', 'greater.Scalar(Tensor self, Scalar other) -> Tensor'),
         'Scalar_out': (greater_Scalar_out, 'TNT', 'greater.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'),
@@ -1370,6 +1548,9 @@ OVERLOADS = {
     'greater_equal_': {
         'Scalar': (greater_equal__Scalar, 'TN', 'greater_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'),
         'Tensor': (greater_equal__Tensor, 'TT', 'greater_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
+    },
+    'isclose': {
+        'default': (isclose, 'TTNNN', 'isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor'),
     },
     'isfinite': {
         'default': (isfinite, 'T', 'isfinite(Tensor self) -> Tensor'),
@@ -1416,6 +1597,14 @@ OVERLOADS = {
     'matmul': {
         'default': (matmul, 'TT', 'matmul(Tensor self, Tensor other) -> Tensor'),
         'out': (matmul_out, 'TTT', 'matmul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'moveaxis': {
+        'int': (moveaxis_int, 'TNN', 'moveaxis.int(Tensor(a) self, int source, int destination) -> Tensor(a)'),
+        'intlist': (moveaxis_intlist, 'TNN', 'moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)'),
+    },
+    'movedim': {
+        'int': (movedim_int, 'TNN', 'movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)'),
+        'intlist': (movedim_intlist, 'TNN', 'movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)'),
     },
     'multiply': {
         'Scalar': (multiply_Scalar, 'TN', 'multiply.Scalar(Tensor self, Scalar other) -> Tensor'),
@@ -1468,6 +1657,9 @@ OVERLOADS = {
     'positive': {
         'default': (positive, 'T', 'positive(Tensor(a) self) -> Tensor(a)'),
     },
+    'ravel': {
+        'default': (ravel, 'T', 'ravel(Tensor(a) self) -> Tensor(a)'),
+    },
     'reshape': {
         'default': (reshape, 'TN', 'reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)'),
     },
@@ -1507,6 +1699,21 @@ OVERLOADS = {
         'Scalar': (subtract__Scalar, 'TNN', 'subtract_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)'),
         'Tensor': (subtract__Tensor, 'TTN', 'subtract_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)'),
     },
+    'swapaxes': {
+        'default': (swapaxes, 'TNN', 'swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)'),
+    },
+    'swapaxes_': {
+        'default': (swapaxes_, 'TNN', 'swapaxes_(Tensor(a!) self, int axis0, int axis1) -> Tensor(a!)'),
+    },
+    'swapdims': {
+        'default': (swapdims, 'TNN', 'swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)'),
+    },
+    'swapdims_': {
+        'default': (swapdims_, 'TNN', 'swapdims_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)'),
+    },
+    'tile': {
+        'default': (tile, 'TN', 'tile(Tensor self, SymInt[] dims) -> Tensor'),
+    },
     'to': {
         'device': (to_device, 'TNNNNN', 'to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)'),
         'dtype': (to_dtype, 'TNNNN', 'to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)'),
@@ -1524,6 +1731,9 @@ OVERLOADS = {
     },
     'type_as': {
         'default': (type_as, 'TT', 'type_as(Tensor self, Tensor other) -> Tensor'),
+    },
+    'unflatten': {
+        'int': (unflatten_int, 'TNN', 'unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)'),
     },
     'var': {
         'default': (var, 'TN', 'var(Tensor self, bool unbiased=True) -> Tensor'),

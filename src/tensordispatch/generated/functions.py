@@ -22,7 +22,7 @@ from tensordispatch.dispatch.tls import local_state as _local_state
 from tensordispatch.generated import return_types as _RT
 from tensordispatch.tensor.tensor import Tensor as _Tensor
 
-__all__ = ['_conj', '_neg_view', 'abs', 'abs_', 'absolute', 'acos', 'acos_', 'acosh', 'acosh_', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addmv_', 'adjoint', 'alias_copy', 'all', 'amax', 'amin', 'aminmax', 'any', 'arange', 'arccos', 'arccos_', 'arccosh', 'arccosh_', 'arcsin', 'arcsin_', 'arcsinh', 'arcsinh_', 'arctan', 'arctan2', 'arctan_', 'arctanh', 'arctanh_', 'argmax', 'argmin', 'as_strided', 'as_strided_', 'as_strided_copy', 'as_strided_scatter', 'asin', 'asin_', 'asinh', 'asinh_', 'atan', 'atan2', 'atan_', 'atanh', 'atanh_', 'baddbmm', 'bitwise_and', 'bitwise_left_shift', 'bitwise_not', 'bitwise_or', 'bitwise_right_shift', 'bitwise_xor', 'bmm', 'cat', 'ceil', 'ceil_', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clip', 'clip_', 'clone', 'conj', 'conj_physical', 'conj_physical_', 'conv1d', 'conv2d', 'convolution', 'cos', 'cos_', 'cosh', 'cosh_', 'cumsum', 'detach', 'detach_copy', 'diagonal', 'diagonal_copy', 'diagonal_scatter', 'div', 'divide', 'dot', 'dropout', 'dropout_', 'embedding', 'embedding_renorm_', 'empty', 'empty_like', 'empty_strided', 'eq', 'erf', 'erf_', 'exp', 'exp2', 'exp2_', 'exp_', 'expand_copy', 'expm1', 'expm1_', 'eye', 'fill', 'fill_', 'fix', 'fix_', 'flatten', 'flip', 'floor', 'floor_', 'floor_divide', 'fmod', 'frac', 'frac_', 'full', 'full_like', 'gather', 'ge', 'greater', 'greater_equal', 'gt', 'hypot', 'index_put', 'index_put_', 'index_select', 'is_conj', 'is_neg', 'isfinite', 'isinf', 'isnan', 'isneginf', 'isposinf', 'isreal', 'layer_norm', 'le', 'lerp', 'less', 'less_equal', 'linspace', 'log', 'log10', 'log10_', 'log1p', 'log1p_', 'log2', 'log2_', 'log_', 'log_softmax', 'logaddexp', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'masked_select', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'mul', 'multiply', 'mv', 'nan_to_num', 'nan_to_num_', 'narrow', 'narrow_copy', 'native_dropout', 'native_layer_norm', 'ne', 'neg', 'neg_', 'negative', 'negative_', 'nonzero', 'norm', 'not_equal', 'ones', 'ones_like', 'outer', 'permute', 'permute_copy', 'positive', 'pow', 'prod', 'rand', 'rand_like', 'randint', 'randn', 'randn_like', 'reciprocal', 'reciprocal_', 'relu', 'relu_', 'remainder', 'reshape', 'resolve_conj', 'resolve_neg', 'roll', 'round', 'round_', 'rsqrt', 'rsqrt_', 'rsub', 'scatter', 'scatter_add', 'select', 'select_copy', 'select_scatter', 'sigmoid', 'sigmoid_', 'sign', 'signbit', 'sin', 'sin_', 'sinh', 'sinh_', 'slice_copy', 'slice_scatter', 'softmax', 'sort', 'split', 'split_copy', 'split_with_sizes', 'split_with_sizes_copy', 'sqrt', 'sqrt_', 'square', 'square_', 'squeeze', 'squeeze_copy', 'stack', 'std', 'sub', 'subtract', 'sum', 't', 't_copy', 'tan', 'tan_', 'tanh', 'tanh_', 'topk', 'transpose', 'transpose_copy', 'tril', 'triu', 'true_divide', 'trunc', 'trunc_', 'unbind', 'unbind_copy', 'unfold_copy', 'unsqueeze', 'unsqueeze_copy', 'var', 'view_as_complex', 'view_as_complex_copy', 'view_as_real', 'view_as_real_copy', 'view_copy', 'where', 'zero_', 'zeros', 'zeros_like']
+__all__ = ['_conj', '_neg_view', 'abs', 'abs_', 'absolute', 'acos', 'acos_', 'acosh', 'acosh_', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addmv_', 'adjoint', 'alias_copy', 'all', 'allclose', 'amax', 'amin', 'aminmax', 'any', 'arange', 'arccos', 'arccos_', 'arccosh', 'arccosh_', 'arcsin', 'arcsin_', 'arcsinh', 'arcsinh_', 'arctan', 'arctan2', 'arctan_', 'arctanh', 'arctanh_', 'argmax', 'argmin', 'argsort', 'as_strided', 'as_strided_', 'as_strided_copy', 'as_strided_scatter', 'asin', 'asin_', 'asinh', 'asinh_', 'atan', 'atan2', 'atan_', 'atanh', 'atanh_', 'baddbmm', 'bitwise_and', 'bitwise_left_shift', 'bitwise_not', 'bitwise_or', 'bitwise_right_shift', 'bitwise_xor', 'bmm', 'broadcast_to', 'cat', 'ceil', 'ceil_', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clip', 'clip_', 'clone', 'conj', 'conj_physical', 'conj_physical_', 'conv1d', 'conv2d', 'convolution', 'cos', 'cos_', 'cosh', 'cosh_', 'count_nonzero', 'cumsum', 'detach', 'detach_copy', 'diag', 'diag_embed', 'diagonal', 'diagonal_copy', 'diagonal_scatter', 'div', 'divide', 'dot', 'dropout', 'dropout_', 'embedding', 'embedding_renorm_', 'empty', 'empty_like', 'empty_strided', 'eq', 'equal', 'erf', 'erf_', 'exp', 'exp2', 'exp2_', 'exp_', 'expand_copy', 'expm1', 'expm1_', 'eye', 'fill', 'fill_', 'fix', 'fix_', 'flatten', 'flip', 'fliplr', 'flipud', 'floor', 'floor_', 'floor_divide', 'fmod', 'frac', 'frac_', 'full', 'full_like', 'gather', 'ge', 'greater', 'greater_equal', 'gt', 'hypot', 'index_put', 'index_put_', 'index_select', 'is_conj', 'is_neg', 'isclose', 'isfinite', 'isinf', 'isnan', 'isneginf', 'isposinf', 'isreal', 'layer_norm', 'le', 'lerp', 'less', 'less_equal', 'linspace', 'log', 'log10', 'log10_', 'log1p', 'log1p_', 'log2', 'log2_', 'log_', 'log_softmax', 'logaddexp', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'masked_select', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'multiply', 'mv', 'nan_to_num', 'nan_to_num_', 'narrow', 'narrow_copy', 'native_dropout', 'native_layer_norm', 'ne', 'neg', 'neg_', 'negative', 'negative_', 'nonzero', 'norm', 'not_equal', 'ones', 'ones_like', 'outer', 'permute', 'permute_copy', 'positive', 'pow', 'prod', 'rand', 'rand_like', 'randint', 'randn', 'randn_like', 'ravel', 'reciprocal', 'reciprocal_', 'relu', 'relu_', 'remainder', 'reshape', 'resolve_conj', 'resolve_neg', 'roll', 'round', 'round_', 'rsqrt', 'rsqrt_', 'rsub', 'scatter', 'scatter_add', 'select', 'select_copy', 'select_scatter', 'sigmoid', 'sigmoid_', 'sign', 'signbit', 'sin', 'sin_', 'sinh', 'sinh_', 'slice_copy', 'slice_scatter', 'softmax', 'sort', 'split', 'split_copy', 'split_with_sizes', 'split_with_sizes_copy', 'sqrt', 'sqrt_', 'square', 'square_', 'squeeze', 'squeeze_copy', 'stack', 'std', 'sub', 'subtract', 'sum', 'swapaxes', 'swapdims', 't', 't_copy', 'tan', 'tan_', 'tanh', 'tanh_', 'tile', 'topk', 'trace', 'transpose', 'transpose_copy', 'tril', 'triu', 'true_divide', 'trunc', 'trunc_', 'unbind', 'unbind_copy', 'unflatten', 'unfold_copy', 'unsqueeze', 'unsqueeze_copy', 'var', 'view_as_complex', 'view_as_complex_copy', 'view_as_real', 'view_as_real_copy', 'view_copy', 'where', 'zero_', 'zeros', 'zeros_like']
 
 from tensordispatch.ops.deferred import deferred_entry as _deferred
 
@@ -54,6 +54,7 @@ _E_addmv_out = _deferred(_G, '_E_addmv_out', 'addmv.out')
 _E_adjoint = _deferred(_G, '_E_adjoint', 'adjoint')
 _E_alias_copy = _deferred(_G, '_E_alias_copy', 'alias_copy')
 _E_alias_copy_out = _deferred(_G, '_E_alias_copy_out', 'alias_copy.out')
+_E_allclose = _deferred(_G, '_E_allclose', 'allclose')
 _E_amax = _deferred(_G, '_E_amax', 'amax')
 _E_amax_out = _deferred(_G, '_E_amax_out', 'amax.out')
 _E_amin = _deferred(_G, '_E_amin', 'amin')
@@ -84,6 +85,9 @@ _E_argmax = _deferred(_G, '_E_argmax', 'argmax')
 _E_argmax_out = _deferred(_G, '_E_argmax_out', 'argmax.out')
 _E_argmin = _deferred(_G, '_E_argmin', 'argmin')
 _E_argmin_out = _deferred(_G, '_E_argmin_out', 'argmin.out')
+_E_argsort = _deferred(_G, '_E_argsort', 'argsort')
+_E_argsort_stable = _deferred(_G, '_E_argsort_stable', 'argsort.stable')
+_E_argsort_stable_out = _deferred(_G, '_E_argsort_stable_out', 'argsort.stable_out')
 _E_as_strided = _deferred(_G, '_E_as_strided', 'as_strided')
 _E_as_strided_ = _deferred(_G, '_E_as_strided_', 'as_strided_')
 _E_as_strided_copy = _deferred(_G, '_E_as_strided_copy', 'as_strided_copy')
@@ -134,6 +138,7 @@ _E_bitwise_xor_Tensor = _deferred(_G, '_E_bitwise_xor_Tensor', 'bitwise_xor.Tens
 _E_bitwise_xor_Tensor_out = _deferred(_G, '_E_bitwise_xor_Tensor_out', 'bitwise_xor.Tensor_out')
 _E_bmm = _deferred(_G, '_E_bmm', 'bmm')
 _E_bmm_out = _deferred(_G, '_E_bmm_out', 'bmm.out')
+_E_broadcast_to = _deferred(_G, '_E_broadcast_to', 'broadcast_to')
 _E_ceil = _deferred(_G, '_E_ceil', 'ceil')
 _E_ceil_ = _deferred(_G, '_E_ceil_', 'ceil_')
 _E_ceil_out = _deferred(_G, '_E_ceil_out', 'ceil.out')
@@ -167,6 +172,9 @@ _E_cumsum_out = _deferred(_G, '_E_cumsum_out', 'cumsum.out')
 _E_detach = _deferred(_G, '_E_detach', 'detach')
 _E_detach_copy = _deferred(_G, '_E_detach_copy', 'detach_copy')
 _E_detach_copy_out = _deferred(_G, '_E_detach_copy_out', 'detach_copy.out')
+_E_diag = _deferred(_G, '_E_diag', 'diag')
+_E_diag_embed = _deferred(_G, '_E_diag_embed', 'diag_embed')
+_E_diag_out = _deferred(_G, '_E_diag_out', 'diag.out')
 _E_diagonal = _deferred(_G, '_E_diagonal', 'diagonal')
 _E_diagonal_copy = _deferred(_G, '_E_diagonal_copy', 'diagonal_copy')
 _E_diagonal_copy_out = _deferred(_G, '_E_diagonal_copy_out', 'diagonal_copy.out')
@@ -191,6 +199,7 @@ _E_eq_Scalar = _deferred(_G, '_E_eq_Scalar', 'eq.Scalar')
 _E_eq_Scalar_out = _deferred(_G, '_E_eq_Scalar_out', 'eq.Scalar_out')
 _E_eq_Tensor = _deferred(_G, '_E_eq_Tensor', 'eq.Tensor')
 _E_eq_Tensor_out = _deferred(_G, '_E_eq_Tensor_out', 'eq.Tensor_out')
+_E_equal = _deferred(_G, '_E_equal', 'equal')
 _E_erf = _deferred(_G, '_E_erf', 'erf')
 _E_erf_ = _deferred(_G, '_E_erf_', 'erf_')
 _E_erf_out = _deferred(_G, '_E_erf_out', 'erf.out')
@@ -218,6 +227,8 @@ _E_fix_ = _deferred(_G, '_E_fix_', 'fix_')
 _E_fix_out = _deferred(_G, '_E_fix_out', 'fix.out')
 _E_flatten_using_ints = _deferred(_G, '_E_flatten_using_ints', 'flatten.using_ints')
 _E_flip = _deferred(_G, '_E_flip', 'flip')
+_E_fliplr = _deferred(_G, '_E_fliplr', 'fliplr')
+_E_flipud = _deferred(_G, '_E_flipud', 'flipud')
 _E_floor = _deferred(_G, '_E_floor', 'floor')
 _E_floor_ = _deferred(_G, '_E_floor_', 'floor_')
 _E_floor_divide = _deferred(_G, '_E_floor_divide', 'floor_divide')
@@ -258,6 +269,7 @@ _E_index_put = _deferred(_G, '_E_index_put', 'index_put')
 _E_index_put_ = _deferred(_G, '_E_index_put_', 'index_put_')
 _E_index_select = _deferred(_G, '_E_index_select', 'index_select')
 _E_index_select_out = _deferred(_G, '_E_index_select_out', 'index_select.out')
+_E_isclose = _deferred(_G, '_E_isclose', 'isclose')
 _E_isfinite = _deferred(_G, '_E_isfinite', 'isfinite')
 _E_isinf = _deferred(_G, '_E_isinf', 'isinf')
 _E_isnan = _deferred(_G, '_E_isnan', 'isnan')
@@ -394,6 +406,7 @@ _E_prod_dim_int = _deferred(_G, '_E_prod_dim_int', 'prod.dim_int')
 _E_prod_int_out = _deferred(_G, '_E_prod_int_out', 'prod.int_out')
 _E_rand_like = _deferred(_G, '_E_rand_like', 'rand_like')
 _E_randn_like = _deferred(_G, '_E_randn_like', 'randn_like')
+_E_ravel = _deferred(_G, '_E_ravel', 'ravel')
 _E_reciprocal = _deferred(_G, '_E_reciprocal', 'reciprocal')
 _E_reciprocal_ = _deferred(_G, '_E_reciprocal_', 'reciprocal_')
 _E_reciprocal_out = _deferred(_G, '_E_reciprocal_out', 'reciprocal.out')
@@ -468,6 +481,8 @@ _E_subtract_out = _deferred(_G, '_E_subtract_out', 'subtract.out')
 _E_sum = _deferred(_G, '_E_sum', 'sum')
 _E_sum_IntList_out = _deferred(_G, '_E_sum_IntList_out', 'sum.IntList_out')
 _E_sum_dim_IntList = _deferred(_G, '_E_sum_dim_IntList', 'sum.dim_IntList')
+_E_swapaxes = _deferred(_G, '_E_swapaxes', 'swapaxes')
+_E_swapdims = _deferred(_G, '_E_swapdims', 'swapdims')
 _E_t = _deferred(_G, '_E_t', 't')
 _E_t_copy = _deferred(_G, '_E_t_copy', 't_copy')
 _E_t_copy_out = _deferred(_G, '_E_t_copy_out', 't_copy.out')
@@ -477,8 +492,10 @@ _E_tan_out = _deferred(_G, '_E_tan_out', 'tan.out')
 _E_tanh = _deferred(_G, '_E_tanh', 'tanh')
 _E_tanh_ = _deferred(_G, '_E_tanh_', 'tanh_')
 _E_tanh_out = _deferred(_G, '_E_tanh_out', 'tanh.out')
+_E_tile = _deferred(_G, '_E_tile', 'tile')
 _E_topk = _deferred(_G, '_E_topk', 'topk')
 _E_topk_values = _deferred(_G, '_E_topk_values', 'topk.values')
+_E_trace = _deferred(_G, '_E_trace', 'trace')
 _E_transpose_copy_int = _deferred(_G, '_E_transpose_copy_int', 'transpose_copy.int')
 _E_transpose_copy_int_out = _deferred(_G, '_E_transpose_copy_int_out', 'transpose_copy.int_out')
 _E_transpose_int = _deferred(_G, '_E_transpose_int', 'transpose.int')
@@ -494,6 +511,7 @@ _E_trunc_out = _deferred(_G, '_E_trunc_out', 'trunc.out')
 _E_unbind_copy_int = _deferred(_G, '_E_unbind_copy_int', 'unbind_copy.int')
 _E_unbind_copy_int_out = _deferred(_G, '_E_unbind_copy_int_out', 'unbind_copy.int_out')
 _E_unbind_int = _deferred(_G, '_E_unbind_int', 'unbind.int')
+_E_unflatten_int = _deferred(_G, '_E_unflatten_int', 'unflatten.int')
 _E_unfold_copy = _deferred(_G, '_E_unfold_copy', 'unfold_copy')
 _E_unfold_copy_out = _deferred(_G, '_E_unfold_copy_out', 'unfold_copy.out')
 _E_unsqueeze = _deferred(_G, '_E_unsqueeze', 'unsqueeze')
@@ -531,9 +549,12 @@ from tensordispatch.ops.bindings_aliases import clip as clip
 from tensordispatch.ops.bindings_aliases import clip_ as clip_
 from tensordispatch.ops.bindings_reductions import conv1d as conv1d
 from tensordispatch.ops.bindings_reductions import conv2d as conv2d
+from tensordispatch.ops.bindings_aliases import count_nonzero as count_nonzero
 from tensordispatch.ops.bindings_reductions import embedding_renorm_ as embedding_renorm_
 from tensordispatch.ops.bindings_tensor import is_conj as is_conj
 from tensordispatch.ops.bindings_tensor import is_neg as is_neg
+from tensordispatch.ops.bindings_aliases import moveaxis as moveaxis
+from tensordispatch.ops.bindings_aliases import movedim as movedim
 from tensordispatch.ops.bindings import nonzero as nonzero
 from tensordispatch.ops.bindings_reductions import norm as norm
 from tensordispatch.ops.bindings import rand as rand
@@ -808,6 +829,21 @@ def alias_copy(input=_REQ, *_td_more, out=None):
         raise _binding_argument_error('alias_copy', _e, ('input',), False) from None
 
 
+def allclose(input, other, rtol=_NO, atol=_NO, equal_nan=_NO):
+    try:
+        if rtol is _NO and atol is _NO and equal_nan is _NO:
+            _r = _E_allclose.entry_function(input, other)
+        else:
+            _kw = {}
+            if rtol is not _NO: _kw['rtol'] = rtol
+            if atol is not _NO: _kw['atol'] = atol
+            if equal_nan is not _NO: _kw['equal_nan'] = equal_nan
+            _r = _E_allclose.entry_function(input, other, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('allclose', _e, ('input', 'other', 'rtol', 'atol', 'equal_nan'), False) from None
+
+
 def amax(input=_REQ, dim=_NO, keepdim=_NO, *_td_more, out=None):
     if _td_more: raise _extra_arguments('amax', False)
     try:
@@ -1072,6 +1108,42 @@ def argmin(input=_REQ, dim=_NO, keepdim=_NO, *_td_more, out=None):
             return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('argmin', _e, ('input', 'dim', 'keepdim'), False) from None
+
+
+def argsort(input=_REQ, dim=_NO, descending=_NO, *_td_more, stable=_NO, out=None):
+    if _td_more: raise _extra_arguments('argsort', False)
+    try:
+        if stable is not _NO:
+            if out is None:
+                if dim is _NO and descending is _NO:
+                    _r = _E_argsort_stable.entry_function(input, stable=stable)
+                else:
+                    _kw = {}
+                    if dim is not _NO: _kw['dim'] = dim
+                    if descending is not _NO: _kw['descending'] = descending
+                    _r = _E_argsort_stable.entry_function(input, stable=stable, **_kw)
+                return _r
+            else:
+                if dim is _NO and descending is _NO:
+                    _r = _E_argsort_stable_out.entry_function(input, stable=stable, out=out)
+                else:
+                    _kw = {}
+                    if dim is not _NO: _kw['dim'] = dim
+                    if descending is not _NO: _kw['descending'] = descending
+                    _r = _E_argsort_stable_out.entry_function(input, stable=stable, out=out, **_kw)
+                return _r
+        if stable is _NO and out is None:
+            if dim is _NO and descending is _NO:
+                _r = _E_argsort.entry_function(input)
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                if descending is not _NO: _kw['descending'] = descending
+                _r = _E_argsort.entry_function(input, **_kw)
+            return _r
+        raise _no_overload('argsort', False)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('argsort', _e, ('input', 'dim', 'descending'), False) from None
 
 
 def as_strided(input, size, stride, storage_offset=_NO):
@@ -1409,6 +1481,14 @@ def bmm(input=_REQ, mat2=_REQ, *_td_more, out=None):
         raise _binding_argument_error('bmm', _e, ('input', 'mat2'), False) from None
 
 
+def broadcast_to(input, size):
+    try:
+        _r = _E_broadcast_to.entry_function(input, size)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('broadcast_to', _e, ('input', 'size'), False) from None
+
+
 def ceil(input=_REQ, *_td_more, out=None):
     if _td_more: raise _extra_arguments('ceil', False)
     try:
@@ -1648,6 +1728,44 @@ def detach_copy(input=_REQ, *_td_more, out=None):
             return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('detach_copy', _e, ('input',), False) from None
+
+
+def diag(input=_REQ, diagonal=_NO, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('diag', False)
+    try:
+        if out is None:
+            if diagonal is _NO:
+                _r = _E_diag.entry_function(input)
+            else:
+                _kw = {}
+                if diagonal is not _NO: _kw['diagonal'] = diagonal
+                _r = _E_diag.entry_function(input, **_kw)
+            return _r
+        else:
+            if diagonal is _NO:
+                _r = _E_diag_out.entry_function(input, out=out)
+            else:
+                _kw = {}
+                if diagonal is not _NO: _kw['diagonal'] = diagonal
+                _r = _E_diag_out.entry_function(input, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('diag', _e, ('input', 'diagonal'), False) from None
+
+
+def diag_embed(input, offset=_NO, dim1=_NO, dim2=_NO):
+    try:
+        if offset is _NO and dim1 is _NO and dim2 is _NO:
+            _r = _E_diag_embed.entry_function(input)
+        else:
+            _kw = {}
+            if offset is not _NO: _kw['offset'] = offset
+            if dim1 is not _NO: _kw['dim1'] = dim1
+            if dim2 is not _NO: _kw['dim2'] = dim2
+            _r = _E_diag_embed.entry_function(input, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('diag_embed', _e, ('input', 'offset', 'dim1', 'dim2'), False) from None
 
 
 def diagonal(input, offset=_NO, dim1=_NO, dim2=_NO):
@@ -1915,6 +2033,14 @@ def eq(input=_REQ, other=_REQ, *_td_more, out=None):
         raise _binding_argument_error('eq', _e, ('input', 'other'), False) from None
 
 
+def equal(input, other):
+    try:
+        _r = _E_equal.entry_function(input, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('equal', _e, ('input', 'other'), False) from None
+
+
 def erf(input=_REQ, *_td_more, out=None):
     if _td_more: raise _extra_arguments('erf', False)
     try:
@@ -2157,6 +2283,22 @@ def flip(input, dims):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('flip', _e, ('input', 'dims'), False) from None
+
+
+def fliplr(input):
+    try:
+        _r = _E_fliplr.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('fliplr', _e, ('input',), False) from None
+
+
+def flipud(input):
+    try:
+        _r = _E_flipud.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('flipud', _e, ('input',), False) from None
 
 
 def floor(input=_REQ, *_td_more, out=None):
@@ -2471,6 +2613,21 @@ def index_select(input=_REQ, dim=_REQ, index=_REQ, *_td_more, out=None):
             return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('index_select', _e, ('input', 'dim', 'index'), False) from None
+
+
+def isclose(input, other, rtol=_NO, atol=_NO, equal_nan=_NO):
+    try:
+        if rtol is _NO and atol is _NO and equal_nan is _NO:
+            _r = _E_isclose.entry_function(input, other)
+        else:
+            _kw = {}
+            if rtol is not _NO: _kw['rtol'] = rtol
+            if atol is not _NO: _kw['atol'] = atol
+            if equal_nan is not _NO: _kw['equal_nan'] = equal_nan
+            _r = _E_isclose.entry_function(input, other, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('isclose', _e, ('input', 'other', 'rtol', 'atol', 'equal_nan'), False) from None
 
 
 def isfinite(input):
@@ -3643,6 +3800,14 @@ def randn_like(input=_REQ, *_td_more, dtype=_NO, layout=_NO, device=_NO, pin_mem
         raise _binding_argument_error('randn_like', _e, ('input',), False) from None
 
 
+def ravel(input):
+    try:
+        _r = _E_ravel.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('ravel', _e, ('input',), False) from None
+
+
 def reciprocal(input=_REQ, *_td_more, out=None):
     if _td_more: raise _extra_arguments('reciprocal', False)
     try:
@@ -4294,6 +4459,22 @@ def sum(input=_REQ, dim=_NO, keepdim=_NO, *_td_more, dtype=_NO, out=None):
         raise _binding_argument_error('sum', _e, ('input', 'dim', 'keepdim'), False) from None
 
 
+def swapaxes(input, axis0, axis1):
+    try:
+        _r = _E_swapaxes.entry_function(input, axis0, axis1)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('swapaxes', _e, ('input', 'axis0', 'axis1'), False) from None
+
+
+def swapdims(input, dim0, dim1):
+    try:
+        _r = _E_swapdims.entry_function(input, dim0, dim1)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('swapdims', _e, ('input', 'dim0', 'dim1'), False) from None
+
+
 def t(input):
     try:
         _r = _E_t.entry_function(input)
@@ -4357,6 +4538,14 @@ def tanh_(input):
         raise _binding_argument_error('tanh_', _e, ('input',), False) from None
 
 
+def tile(input, dims):
+    try:
+        _r = _E_tile.entry_function(input, dims)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('tile', _e, ('input', 'dims'), False) from None
+
+
 def topk(input=_REQ, k=_REQ, dim=_NO, largest=_NO, sorted=_NO, *_td_more, out=None):
     if _td_more: raise _extra_arguments('topk', False)
     try:
@@ -4382,6 +4571,14 @@ def topk(input=_REQ, k=_REQ, dim=_NO, largest=_NO, sorted=_NO, *_td_more, out=No
             return _RT.topk_out(_r)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('topk', _e, ('input', 'k', 'dim', 'largest', 'sorted'), False) from None
+
+
+def trace(input):
+    try:
+        _r = _E_trace.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('trace', _e, ('input',), False) from None
 
 
 def transpose(input, dim0, dim1):
@@ -4522,6 +4719,14 @@ def unbind_copy(input=_REQ, dim=_NO, *_td_more, out=None):
             return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('unbind_copy', _e, ('input', 'dim'), False) from None
+
+
+def unflatten(input, dim, sizes):
+    try:
+        _r = _E_unflatten_int.entry_function(input, dim, sizes)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('unflatten', _e, ('input', 'dim', 'sizes'), False) from None
 
 
 def unfold_copy(input=_REQ, dimension=_REQ, size=_REQ, step=_REQ, *_td_more, out=None):

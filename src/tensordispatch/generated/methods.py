@@ -48,6 +48,7 @@ _E_addmm_ = _deferred(_G, '_E_addmm_', 'addmm_')
 _E_addmv = _deferred(_G, '_E_addmv', 'addmv')
 _E_addmv_ = _deferred(_G, '_E_addmv_', 'addmv_')
 _E_adjoint = _deferred(_G, '_E_adjoint', 'adjoint')
+_E_allclose = _deferred(_G, '_E_allclose', 'allclose')
 _E_amax = _deferred(_G, '_E_amax', 'amax')
 _E_amin = _deferred(_G, '_E_amin', 'amin')
 _E_aminmax = _deferred(_G, '_E_aminmax', 'aminmax')
@@ -67,6 +68,8 @@ _E_arctanh = _deferred(_G, '_E_arctanh', 'arctanh')
 _E_arctanh_ = _deferred(_G, '_E_arctanh_', 'arctanh_')
 _E_argmax = _deferred(_G, '_E_argmax', 'argmax')
 _E_argmin = _deferred(_G, '_E_argmin', 'argmin')
+_E_argsort = _deferred(_G, '_E_argsort', 'argsort')
+_E_argsort_stable = _deferred(_G, '_E_argsort_stable', 'argsort.stable')
 _E_as_strided = _deferred(_G, '_E_as_strided', 'as_strided')
 _E_as_strided_ = _deferred(_G, '_E_as_strided_', 'as_strided_')
 _E_as_strided_scatter = _deferred(_G, '_E_as_strided_scatter', 'as_strided_scatter')
@@ -105,6 +108,7 @@ _E_bitwise_xor_Tensor = _deferred(_G, '_E_bitwise_xor_Tensor', 'bitwise_xor.Tens
 _E_bitwise_xor__Scalar = _deferred(_G, '_E_bitwise_xor__Scalar', 'bitwise_xor_.Scalar')
 _E_bitwise_xor__Tensor = _deferred(_G, '_E_bitwise_xor__Tensor', 'bitwise_xor_.Tensor')
 _E_bmm = _deferred(_G, '_E_bmm', 'bmm')
+_E_broadcast_to = _deferred(_G, '_E_broadcast_to', 'broadcast_to')
 _E_ceil = _deferred(_G, '_E_ceil', 'ceil')
 _E_ceil_ = _deferred(_G, '_E_ceil_', 'ceil_')
 _E_chunk = _deferred(_G, '_E_chunk', 'chunk')
@@ -129,6 +133,8 @@ _E_cosh_ = _deferred(_G, '_E_cosh_', 'cosh_')
 _E_cumsum = _deferred(_G, '_E_cumsum', 'cumsum')
 _E_cumsum_ = _deferred(_G, '_E_cumsum_', 'cumsum_')
 _E_detach = _deferred(_G, '_E_detach', 'detach')
+_E_diag = _deferred(_G, '_E_diag', 'diag')
+_E_diag_embed = _deferred(_G, '_E_diag_embed', 'diag_embed')
 _E_diagonal = _deferred(_G, '_E_diagonal', 'diagonal')
 _E_diagonal_scatter = _deferred(_G, '_E_diagonal_scatter', 'diagonal_scatter')
 _E_div_Tensor = _deferred(_G, '_E_div_Tensor', 'div.Tensor')
@@ -144,6 +150,7 @@ _E_eq_Scalar = _deferred(_G, '_E_eq_Scalar', 'eq.Scalar')
 _E_eq_Tensor = _deferred(_G, '_E_eq_Tensor', 'eq.Tensor')
 _E_eq__Scalar = _deferred(_G, '_E_eq__Scalar', 'eq_.Scalar')
 _E_eq__Tensor = _deferred(_G, '_E_eq__Tensor', 'eq_.Tensor')
+_E_equal = _deferred(_G, '_E_equal', 'equal')
 _E_erf = _deferred(_G, '_E_erf', 'erf')
 _E_erf_ = _deferred(_G, '_E_erf_', 'erf_')
 _E_exp = _deferred(_G, '_E_exp', 'exp')
@@ -160,6 +167,8 @@ _E_fix = _deferred(_G, '_E_fix', 'fix')
 _E_fix_ = _deferred(_G, '_E_fix_', 'fix_')
 _E_flatten_using_ints = _deferred(_G, '_E_flatten_using_ints', 'flatten.using_ints')
 _E_flip = _deferred(_G, '_E_flip', 'flip')
+_E_fliplr = _deferred(_G, '_E_fliplr', 'fliplr')
+_E_flipud = _deferred(_G, '_E_flipud', 'flipud')
 _E_floor = _deferred(_G, '_E_floor', 'floor')
 _E_floor_ = _deferred(_G, '_E_floor_', 'floor_')
 _E_floor_divide = _deferred(_G, '_E_floor_divide', 'floor_divide')
@@ -194,6 +203,7 @@ _E_hypot_ = _deferred(_G, '_E_hypot_', 'hypot_')
 _E_index_put = _deferred(_G, '_E_index_put', 'index_put')
 _E_index_put_ = _deferred(_G, '_E_index_put_', 'index_put_')
 _E_index_select = _deferred(_G, '_E_index_select', 'index_select')
+_E_isclose = _deferred(_G, '_E_isclose', 'isclose')
 _E_isfinite = _deferred(_G, '_E_isfinite', 'isfinite')
 _E_isinf = _deferred(_G, '_E_isinf', 'isinf')
 _E_isnan = _deferred(_G, '_E_isnan', 'isnan')
@@ -291,6 +301,7 @@ _E_pow__Scalar = _deferred(_G, '_E_pow__Scalar', 'pow_.Scalar')
 _E_pow__Tensor = _deferred(_G, '_E_pow__Tensor', 'pow_.Tensor')
 _E_prod = _deferred(_G, '_E_prod', 'prod')
 _E_prod_dim_int = _deferred(_G, '_E_prod_dim_int', 'prod.dim_int')
+_E_ravel = _deferred(_G, '_E_ravel', 'ravel')
 _E_reciprocal = _deferred(_G, '_E_reciprocal', 'reciprocal')
 _E_reciprocal_ = _deferred(_G, '_E_reciprocal_', 'reciprocal_')
 _E_relu = _deferred(_G, '_E_relu', 'relu')
@@ -339,13 +350,19 @@ _E_subtract_Tensor = _deferred(_G, '_E_subtract_Tensor', 'subtract.Tensor')
 _E_subtract__Tensor = _deferred(_G, '_E_subtract__Tensor', 'subtract_.Tensor')
 _E_sum = _deferred(_G, '_E_sum', 'sum')
 _E_sum_dim_IntList = _deferred(_G, '_E_sum_dim_IntList', 'sum.dim_IntList')
+_E_swapaxes = _deferred(_G, '_E_swapaxes', 'swapaxes')
+_E_swapaxes_ = _deferred(_G, '_E_swapaxes_', 'swapaxes_')
+_E_swapdims = _deferred(_G, '_E_swapdims', 'swapdims')
+_E_swapdims_ = _deferred(_G, '_E_swapdims_', 'swapdims_')
 _E_t = _deferred(_G, '_E_t', 't')
 _E_t_ = _deferred(_G, '_E_t_', 't_')
 _E_tan = _deferred(_G, '_E_tan', 'tan')
 _E_tan_ = _deferred(_G, '_E_tan_', 'tan_')
 _E_tanh = _deferred(_G, '_E_tanh', 'tanh')
 _E_tanh_ = _deferred(_G, '_E_tanh_', 'tanh_')
+_E_tile = _deferred(_G, '_E_tile', 'tile')
 _E_topk = _deferred(_G, '_E_topk', 'topk')
+_E_trace = _deferred(_G, '_E_trace', 'trace')
 _E_transpose_ = _deferred(_G, '_E_transpose_', 'transpose_')
 _E_transpose_int = _deferred(_G, '_E_transpose_int', 'transpose.int')
 _E_tril = _deferred(_G, '_E_tril', 'tril')
@@ -358,6 +375,7 @@ _E_trunc = _deferred(_G, '_E_trunc', 'trunc')
 _E_trunc_ = _deferred(_G, '_E_trunc_', 'trunc_')
 _E_type_as = _deferred(_G, '_E_type_as', 'type_as')
 _E_unbind_int = _deferred(_G, '_E_unbind_int', 'unbind.int')
+_E_unflatten_int = _deferred(_G, '_E_unflatten_int', 'unflatten.int')
 _E_unfold = _deferred(_G, '_E_unfold', 'unfold')
 _E_unsqueeze = _deferred(_G, '_E_unsqueeze', 'unsqueeze')
 _E_unsqueeze_ = _deferred(_G, '_E_unsqueeze_', 'unsqueeze_')
@@ -393,6 +411,7 @@ from tensordispatch.ops.bindings_pointwise import method_clamp as _m_clamp
 from tensordispatch.ops.bindings_pointwise import method_clamp_ as _m_clamp_
 from tensordispatch.ops.bindings_aliases import method_clip as _m_clip
 from tensordispatch.ops.bindings_aliases import method_clip_ as _m_clip_
+from tensordispatch.ops.bindings_aliases import method_count_nonzero as _m_count_nonzero
 from tensordispatch.ops.bindings_tensor import data as _m_data
 from tensordispatch.ops.bindings_dtype import double as _m_double
 from tensordispatch.ops.bindings_dtype import float_ as _m_float
@@ -404,6 +423,8 @@ from tensordispatch.ops.bindings_tensor import is_neg as _m_is_neg
 from tensordispatch.ops.bindings_dtype import long as _m_long
 from tensordispatch.ops.bindings_tensor import mH as _m_mH
 from tensordispatch.ops.bindings_tensor import mT as _m_mT
+from tensordispatch.ops.bindings_aliases import method_moveaxis as _m_moveaxis
+from tensordispatch.ops.bindings_aliases import method_movedim as _m_movedim
 from tensordispatch.ops.bindings_dtype import new_tensor as _m_new_tensor
 from tensordispatch.ops.bindings import nonzero as _m_nonzero
 from tensordispatch.ops.bindings_reductions import norm as _m_norm
@@ -695,6 +716,22 @@ def _m_adjoint(self):
 _m_adjoint.__name__ = _m_adjoint.__qualname__ = 'adjoint'
 
 
+def _m_allclose(self, other=_REQ, rtol=_NO, atol=_NO, equal_nan=_NO):
+    try:
+        if rtol is _NO and atol is _NO and equal_nan is _NO:
+            _r = _E_allclose.entry_function(self, other)
+        else:
+            _kw = {}
+            if rtol is not _NO: _kw['rtol'] = rtol
+            if atol is not _NO: _kw['atol'] = atol
+            if equal_nan is not _NO: _kw['equal_nan'] = equal_nan
+            _r = _E_allclose.entry_function(self, other, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('allclose', _e, ('other', 'rtol', 'atol', 'equal_nan'), True) from None
+_m_allclose.__name__ = _m_allclose.__qualname__ = 'allclose'
+
+
 def _m_amax(self, dim=_NO, keepdim=_NO):
     try:
         if type(dim) is int: dim = [dim]
@@ -896,6 +933,32 @@ def _m_argmin(self, dim=_NO, keepdim=_NO):
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('argmin', _e, ('dim', 'keepdim'), True) from None
 _m_argmin.__name__ = _m_argmin.__qualname__ = 'argmin'
+
+
+def _m_argsort(self, dim=_NO, descending=_NO, *, stable=_NO):
+    try:
+        if stable is not _NO:
+            if dim is _NO and descending is _NO:
+                _r = _E_argsort_stable.entry_function(self, stable=stable)
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                if descending is not _NO: _kw['descending'] = descending
+                _r = _E_argsort_stable.entry_function(self, stable=stable, **_kw)
+            return _r
+        if stable is _NO:
+            if dim is _NO and descending is _NO:
+                _r = _E_argsort.entry_function(self)
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                if descending is not _NO: _kw['descending'] = descending
+                _r = _E_argsort.entry_function(self, **_kw)
+            return _r
+        raise _no_overload('argsort', True)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('argsort', _e, ('dim', 'descending'), True) from None
+_m_argsort.__name__ = _m_argsort.__qualname__ = 'argsort'
 
 
 def _m_as_strided(self, size=_REQ, stride=_REQ, storage_offset=_NO):
@@ -1229,6 +1292,26 @@ def _m_bmm(self, mat2=_REQ):
 _m_bmm.__name__ = _m_bmm.__qualname__ = 'bmm'
 
 
+def _m_broadcast_to(self, *_td_args, size=_NO):
+    try:
+        if size is _NO:
+            if len(_td_args) == 1 and not isinstance(_td_args[0], int):
+                size = list(_td_args[0])
+            else:
+                size = list(_td_args or _REQ)
+        elif _td_args:
+            raise TypeError("broadcast_to() got multiple values for argument 'size'")
+        _r = _E_broadcast_to.entry_function(self, size)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('broadcast_to', _e, ('size',), True) from None
+    except TypeError:
+        if size is not _NO: raise
+        _size = _varargs_list('broadcast_to', 'size', True)
+        return _m_broadcast_to(self, size=_size)
+_m_broadcast_to.__name__ = _m_broadcast_to.__qualname__ = 'broadcast_to'
+
+
 def _m_ceil(self):
     try:
         _r = _E_ceil.entry_function(self)
@@ -1463,6 +1546,36 @@ def _m_detach(self):
 _m_detach.__name__ = _m_detach.__qualname__ = 'detach'
 
 
+def _m_diag(self, diagonal=_NO):
+    try:
+        if diagonal is _NO:
+            _r = _E_diag.entry_function(self)
+        else:
+            _kw = {}
+            if diagonal is not _NO: _kw['diagonal'] = diagonal
+            _r = _E_diag.entry_function(self, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('diag', _e, ('diagonal',), True) from None
+_m_diag.__name__ = _m_diag.__qualname__ = 'diag'
+
+
+def _m_diag_embed(self, offset=_NO, dim1=_NO, dim2=_NO):
+    try:
+        if offset is _NO and dim1 is _NO and dim2 is _NO:
+            _r = _E_diag_embed.entry_function(self)
+        else:
+            _kw = {}
+            if offset is not _NO: _kw['offset'] = offset
+            if dim1 is not _NO: _kw['dim1'] = dim1
+            if dim2 is not _NO: _kw['dim2'] = dim2
+            _r = _E_diag_embed.entry_function(self, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('diag_embed', _e, ('offset', 'dim1', 'dim2'), True) from None
+_m_diag_embed.__name__ = _m_diag_embed.__qualname__ = 'diag_embed'
+
+
 def _m_diagonal(self, offset=_NO, dim1=_NO, dim2=_NO):
     try:
         if offset is _NO and dim1 is _NO and dim2 is _NO:
@@ -1594,6 +1707,15 @@ def _m_eq_(self, other=_REQ):
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('eq_', _e, ('other',), True) from None
 _m_eq_.__name__ = _m_eq_.__qualname__ = 'eq_'
+
+
+def _m_equal(self, other=_REQ):
+    try:
+        _r = _E_equal.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('equal', _e, ('other',), True) from None
+_m_equal.__name__ = _m_equal.__qualname__ = 'equal'
 
 
 def _m_erf(self):
@@ -1768,6 +1890,24 @@ def _m_flip(self, *_td_args, dims=_NO):
         _size = _varargs_list('flip', 'dims', True)
         return _m_flip(self, dims=_size)
 _m_flip.__name__ = _m_flip.__qualname__ = 'flip'
+
+
+def _m_fliplr(self):
+    try:
+        _r = _E_fliplr.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('fliplr', _e, (), True) from None
+_m_fliplr.__name__ = _m_fliplr.__qualname__ = 'fliplr'
+
+
+def _m_flipud(self):
+    try:
+        _r = _E_flipud.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('flipud', _e, (), True) from None
+_m_flipud.__name__ = _m_flipud.__qualname__ = 'flipud'
 
 
 def _m_floor(self):
@@ -2042,6 +2182,22 @@ def _m_index_select(self, dim=_REQ, index=_REQ):
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('index_select', _e, ('dim', 'index'), True) from None
 _m_index_select.__name__ = _m_index_select.__qualname__ = 'index_select'
+
+
+def _m_isclose(self, other=_REQ, rtol=_NO, atol=_NO, equal_nan=_NO):
+    try:
+        if rtol is _NO and atol is _NO and equal_nan is _NO:
+            _r = _E_isclose.entry_function(self, other)
+        else:
+            _kw = {}
+            if rtol is not _NO: _kw['rtol'] = rtol
+            if atol is not _NO: _kw['atol'] = atol
+            if equal_nan is not _NO: _kw['equal_nan'] = equal_nan
+            _r = _E_isclose.entry_function(self, other, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('isclose', _e, ('other', 'rtol', 'atol', 'equal_nan'), True) from None
+_m_isclose.__name__ = _m_isclose.__qualname__ = 'isclose'
 
 
 def _m_isfinite(self):
@@ -2985,6 +3141,15 @@ def _m_prod(self, dim=_NO, keepdim=_NO, *, dtype=_NO):
 _m_prod.__name__ = _m_prod.__qualname__ = 'prod'
 
 
+def _m_ravel(self):
+    try:
+        _r = _E_ravel.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('ravel', _e, (), True) from None
+_m_ravel.__name__ = _m_ravel.__qualname__ = 'ravel'
+
+
 def _m_reciprocal(self):
     try:
         _r = _E_reciprocal.entry_function(self)
@@ -3493,6 +3658,42 @@ def _m_sum(self, dim=_NO, keepdim=_NO, *, dtype=_NO):
 _m_sum.__name__ = _m_sum.__qualname__ = 'sum'
 
 
+def _m_swapaxes(self, axis0=_REQ, axis1=_REQ):
+    try:
+        _r = _E_swapaxes.entry_function(self, axis0, axis1)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('swapaxes', _e, ('axis0', 'axis1'), True) from None
+_m_swapaxes.__name__ = _m_swapaxes.__qualname__ = 'swapaxes'
+
+
+def _m_swapaxes_(self, axis0=_REQ, axis1=_REQ):
+    try:
+        _r = _E_swapaxes_.entry_function(self, axis0, axis1)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('swapaxes_', _e, ('axis0', 'axis1'), True) from None
+_m_swapaxes_.__name__ = _m_swapaxes_.__qualname__ = 'swapaxes_'
+
+
+def _m_swapdims(self, dim0=_REQ, dim1=_REQ):
+    try:
+        _r = _E_swapdims.entry_function(self, dim0, dim1)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('swapdims', _e, ('dim0', 'dim1'), True) from None
+_m_swapdims.__name__ = _m_swapdims.__qualname__ = 'swapdims'
+
+
+def _m_swapdims_(self, dim0=_REQ, dim1=_REQ):
+    try:
+        _r = _E_swapdims_.entry_function(self, dim0, dim1)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('swapdims_', _e, ('dim0', 'dim1'), True) from None
+_m_swapdims_.__name__ = _m_swapdims_.__qualname__ = 'swapdims_'
+
+
 def _m_t(self):
     try:
         _r = _E_t.entry_function(self)
@@ -3547,6 +3748,26 @@ def _m_tanh_(self):
 _m_tanh_.__name__ = _m_tanh_.__qualname__ = 'tanh_'
 
 
+def _m_tile(self, *_td_args, dims=_NO):
+    try:
+        if dims is _NO:
+            if len(_td_args) == 1 and not isinstance(_td_args[0], int):
+                dims = list(_td_args[0])
+            else:
+                dims = list(_td_args or _REQ)
+        elif _td_args:
+            raise TypeError("tile() got multiple values for argument 'dims'")
+        _r = _E_tile.entry_function(self, dims)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('tile', _e, ('dims',), True) from None
+    except TypeError:
+        if dims is not _NO: raise
+        _size = _varargs_list('tile', 'dims', True)
+        return _m_tile(self, dims=_size)
+_m_tile.__name__ = _m_tile.__qualname__ = 'tile'
+
+
 def _m_topk(self, k=_REQ, dim=_NO, largest=_NO, sorted=_NO):
     try:
         if dim is _NO and largest is _NO and sorted is _NO:
@@ -3561,6 +3782,15 @@ def _m_topk(self, k=_REQ, dim=_NO, largest=_NO, sorted=_NO):
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('topk', _e, ('k', 'dim', 'largest', 'sorted'), True) from None
 _m_topk.__name__ = _m_topk.__qualname__ = 'topk'
+
+
+def _m_trace(self):
+    try:
+        _r = _E_trace.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('trace', _e, (), True) from None
+_m_trace.__name__ = _m_trace.__qualname__ = 'trace'
 
 
 def _m_transpose(self, dim0=_REQ, dim1=_REQ):
@@ -3696,6 +3926,15 @@ def _m_unbind(self, dim=_NO):
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('unbind', _e, ('dim',), True) from None
 _m_unbind.__name__ = _m_unbind.__qualname__ = 'unbind'
+
+
+def _m_unflatten(self, dim=_REQ, sizes=_REQ):
+    try:
+        _r = _E_unflatten_int.entry_function(self, dim, sizes)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('unflatten', _e, ('dim', 'sizes'), True) from None
+_m_unflatten.__name__ = _m_unflatten.__qualname__ = 'unflatten'
 
 
 def _m_unfold(self, dimension=_REQ, size=_REQ, step=_REQ):
@@ -4346,6 +4585,7 @@ METHODS = {
     'addmv_': _m_addmv_,
     'adjoint': _m_adjoint,
     'all': _m_all,
+    'allclose': _m_allclose,
     'amax': _m_amax,
     'amin': _m_amin,
     'aminmax': _m_aminmax,
@@ -4366,6 +4606,7 @@ METHODS = {
     'arctanh_': _m_arctanh_,
     'argmax': _m_argmax,
     'argmin': _m_argmin,
+    'argsort': _m_argsort,
     'as_strided': _m_as_strided,
     'as_strided_': _m_as_strided_,
     'as_strided_scatter': _m_as_strided_scatter,
@@ -4395,6 +4636,7 @@ METHODS = {
     'bitwise_xor_': _m_bitwise_xor_,
     'bmm': _m_bmm,
     'bool': _m_bool,
+    'broadcast_to': _m_broadcast_to,
     'byte': _m_byte,
     'cdouble': _m_cdouble,
     'ceil': _m_ceil,
@@ -4420,10 +4662,13 @@ METHODS = {
     'cos_': _m_cos_,
     'cosh': _m_cosh,
     'cosh_': _m_cosh_,
+    'count_nonzero': _m_count_nonzero,
     'cumsum': _m_cumsum,
     'cumsum_': _m_cumsum_,
     'data': _m_data,
     'detach': _m_detach,
+    'diag': _m_diag,
+    'diag_embed': _m_diag_embed,
     'diagonal': _m_diagonal,
     'diagonal_scatter': _m_diagonal_scatter,
     'div': _m_div,
@@ -4434,6 +4679,7 @@ METHODS = {
     'double': _m_double,
     'eq': _m_eq,
     'eq_': _m_eq_,
+    'equal': _m_equal,
     'erf': _m_erf,
     'erf_': _m_erf_,
     'exp': _m_exp,
@@ -4449,6 +4695,8 @@ METHODS = {
     'fix_': _m_fix_,
     'flatten': _m_flatten,
     'flip': _m_flip,
+    'fliplr': _m_fliplr,
+    'flipud': _m_flipud,
     'float': _m_float,
     'floor': _m_floor,
     'floor_': _m_floor_,
@@ -4477,6 +4725,7 @@ METHODS = {
     'int': _m_int,
     'is_conj': _m_is_conj,
     'is_neg': _m_is_neg,
+    'isclose': _m_isclose,
     'isfinite': _m_isfinite,
     'isinf': _m_isinf,
     'isnan': _m_isnan,
@@ -4525,6 +4774,8 @@ METHODS = {
     'min': _m_min,
     'minimum': _m_minimum,
     'mm': _m_mm,
+    'moveaxis': _m_moveaxis,
+    'movedim': _m_movedim,
     'mul': _m_mul,
     'mul_': _m_mul_,
     'multiply': _m_multiply,
@@ -4558,6 +4809,7 @@ METHODS = {
     'pow_': _m_pow_,
     'prod': _m_prod,
     'random_': _m_random_,
+    'ravel': _m_ravel,
     'real': _m_real,
     'reciprocal': _m_reciprocal,
     'reciprocal_': _m_reciprocal_,
@@ -4609,14 +4861,20 @@ METHODS = {
     'subtract': _m_subtract,
     'subtract_': _m_subtract_,
     'sum': _m_sum,
+    'swapaxes': _m_swapaxes,
+    'swapaxes_': _m_swapaxes_,
+    'swapdims': _m_swapdims,
+    'swapdims_': _m_swapdims_,
     't': _m_t,
     't_': _m_t_,
     'tan': _m_tan,
     'tan_': _m_tan_,
     'tanh': _m_tanh,
     'tanh_': _m_tanh_,
+    'tile': _m_tile,
     'to': _m_to,
     'topk': _m_topk,
+    'trace': _m_trace,
     'transpose': _m_transpose,
     'transpose_': _m_transpose_,
     'tril': _m_tril,
@@ -4630,6 +4888,7 @@ METHODS = {
     'type': _m_type,
     'type_as': _m_type_as,
     'unbind': _m_unbind,
+    'unflatten': _m_unflatten,
     'unfold': _m_unfold,
     'uniform_': _m_uniform_,
     'unsqueeze': _m_unsqueeze,

@@ -107,3 +107,7 @@ DECOMPOSITIONS.update(CONJ_DECOMPOSITIONS)
 from tensordispatch.ops.decompositions_aliases import M1_DECOMPOSITIONS
 
 DECOMPOSITIONS.update(M1_DECOMPOSITIONS)
+
+from tensordispatch.ops.decompositions_reshaping import RESHAPING_DECOMPOSITIONS
+
+DECOMPOSITIONS.update(RESHAPING_DECOMPOSITIONS)

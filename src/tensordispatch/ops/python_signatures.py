@@ -36,6 +36,14 @@ PYTHON_SIGNATURES: dict[tuple[str, bool], tuple[str, ...]] = {
         "Number start, Number end, *, torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, bool pin_memory = False, bool requires_grad = False",
         "Number start, Number end, Number step = 1, *, Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, bool pin_memory = False, bool requires_grad = False",
     ),
+    ("argsort", False): (
+        "Tensor input, *, bool stable, int dim = -1, bool descending = False, Tensor out = None",
+        "Tensor input, int dim = -1, bool descending = False",
+    ),
+    ("argsort", True): (
+        "*, bool stable, int dim = -1, bool descending = False",
+        "int dim = -1, bool descending = False",
+    ),
     ("baddbmm", False): (
         "Tensor input, Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1, Tensor out = None",
         "Tensor input, Tensor batch1, Tensor batch2, torch.dtype out_dtype, *, Number beta = 1, Number alpha = 1, Tensor out = None",
@@ -180,6 +188,14 @@ PYTHON_SIGNATURES: dict[tuple[str, bool], tuple[str, ...]] = {
     ("conv2d", False): (
         "Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1",
         'Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = "valid", tuple of ints dilation = 1, int groups = 1',
+    ),
+    ("count_nonzero", False): (
+        "Tensor input, int dim = None",
+        "Tensor input, tuple of ints dim",
+    ),
+    ("count_nonzero", True): (
+        "int dim = None",
+        "tuple of ints dim",
     ),
     ("div", False): (
         "Tensor input, Tensor other, *, Tensor out = None",
@@ -423,6 +439,22 @@ PYTHON_SIGNATURES: dict[tuple[str, bool], tuple[str, ...]] = {
     ("mm", False): (
         "Tensor input, Tensor mat2, *, Tensor out = None",
         "Tensor input, Tensor mat2, torch.dtype out_dtype, *, Tensor out = None",
+    ),
+    ("moveaxis", False): (
+        "Tensor input, int source, int destination",
+        "Tensor input, tuple of ints source, tuple of ints destination",
+    ),
+    ("moveaxis", True): (
+        "int source, int destination",
+        "tuple of ints source, tuple of ints destination",
+    ),
+    ("movedim", False): (
+        "Tensor input, int source, int destination",
+        "Tensor input, tuple of ints source, tuple of ints destination",
+    ),
+    ("movedim", True): (
+        "int source, int destination",
+        "tuple of ints source, tuple of ints destination",
     ),
     ("multiply", False): (
         "Tensor input, Tensor other, *, Tensor out = None",
