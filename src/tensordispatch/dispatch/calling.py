@@ -53,8 +53,9 @@ operator whose own name is not an identifier gets the generic ``*args, **kwargs`
 which binds by name per call.
 
 A positional argument given after left-out ones (``f(x, b=5)`` for ``f(Tensor x, int a=1,
-int b=2)``) is forwarded positionally with the left-out defaults in front (``_td_pad``),
-as torch's kernels receive it; a keyword-only one is forwarded by name.
+int b=2)``) is forwarded positionally with the left-out defaults in front (a slice of
+``_td_pd``; ``_td_pad`` copies a list default), as torch's kernels receive it; a keyword-only
+one is forwarded by name.
 
 Note [Keyword-named arguments]
 ``uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None)`` cannot
@@ -333,9 +334,12 @@ def _forward_lines(
         if name not in optional:
             continue
         if i < npos:
+            # left-out defaults in front: a slice of _td_pd, or copies when one is a list
+            copies = any(isinstance(d, list) for d in facts.defaults[len(pos_required) : i])
+            pad = f"_td_pad(len(_td_a), {i})" if copies else f"_td_pd[len(_td_a) : {i}]"
             lines += [
                 f"{indent}if {name} is not _NO:",
-                f"{indent}    if len(_td_a) != {i}: _td_a += _td_pad(len(_td_a), {i})",
+                f"{indent}    if len(_td_a) != {i}: _td_a += {pad}",
                 f"{indent}    _td_a.append({name})",
             ]
         else:
@@ -553,6 +557,7 @@ def generate_calling_code(
     ns.update(value_type_globals())
     ns["_td_rn"] = facts.keywords_by_name
     ns["_td_pad"] = facts.defaults_between
+    ns["_td_pd"] = facts.defaults[: facts.num_positional]
     if not fname.isidentifier() or keyword.iskeyword(fname):
         return _generic(facts, ns)
     for i, d in enumerate(facts.defaults):
