@@ -80,3 +80,30 @@ def test_functional_names_match_torch() -> None:
         d_out = getattr(nn.functional, name)(dx, *args)
         np.testing.assert_allclose(np.asarray(d_out.detach()._data), t_out.detach().numpy())
         assert d_out.grad_fn.name() == type(t_out.grad_fn).__name__
+
+
+@pytest.mark.parametrize("requires_grad", [True, False])
+def test_parameters_survive_deepcopy_and_pickle_as_torch(requires_grad: bool) -> None:
+    import copy
+    import pickle
+
+    def kept(lib: Any, param: Any) -> list[Any]:
+        p = param(lib.tensor([1.0, -2.0]), requires_grad=requires_grad)
+        same = copy.deepcopy([p, p])
+        out = []
+        for c in (copy.deepcopy(p), pickle.loads(pickle.dumps(p)), same[0]):
+            out.append((type(c).__name__, c.requires_grad, c.is_leaf, c.tolist(), c is p))
+        out.append(same[0] is same[1])
+        return out
+
+    assert kept(td, nn.Parameter) == kept(torch, torch.nn.Parameter)
+
+
+def test_a_deepcopied_model_keeps_its_parameters_and_values() -> None:
+    import copy
+
+    _, dm = _models()
+    twin = copy.deepcopy(dm)
+    pairs = list(zip(dm.parameters(), twin.parameters(), strict=True))
+    assert all(type(b) is nn.Parameter and b is not a for a, b in pairs)
+    assert all(a.tolist() == b.tolist() for a, b in pairs)

@@ -42,6 +42,27 @@ class Parameter(Tensor):
         plain.requires_grad = self.requires_grad
         return f"Parameter containing:\n{plain!r}"
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Parameter:
+        """A Parameter again (torch's): a copy of the values, the same requires_grad.
+
+        >>> import copy, tensordispatch as td
+        >>> p = Parameter(td.ones(2), requires_grad=False); c = copy.deepcopy(p)
+        >>> type(c).__name__, c.requires_grad, c.tolist()
+        ('Parameter', False, [1.0, 1.0])
+        """
+        found = memo.get(id(self))
+        if found is None:
+            found = memo[id(self)] = type(self)(self.detach().clone(), self.requires_grad)
+        return found  # type: ignore[no-any-return]
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        """Pickled as its values (a tensor) and requires_grad; unpickled as a Parameter."""
+        return (_rebuild_parameter, (self.detach(), self.requires_grad))
+
+
+def _rebuild_parameter(data: Tensor, requires_grad: bool) -> Parameter:
+    return Parameter(data, requires_grad)
+
 
 def _float32() -> Any:
     from tensordispatch.tensor import float32
