@@ -52,12 +52,13 @@ class Parameter(Tensor):
         """
         found = memo.get(id(self))
         if found is None:
-            found = memo[id(self)] = type(self)(self.detach().clone(), self.requires_grad)
+            data = self.detach().clone()  # type: ignore[attr-defined]
+            found = memo[id(self)] = type(self)(data, self.requires_grad)
         return found  # type: ignore[no-any-return]
 
     def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
         """Pickled as its values (a tensor) and requires_grad; unpickled as a Parameter."""
-        return (_rebuild_parameter, (self.detach(), self.requires_grad))
+        return (_rebuild_parameter, (self.detach(), self.requires_grad))  # type: ignore[attr-defined]
 
 
 def _rebuild_parameter(data: Tensor, requires_grad: bool) -> Parameter:
