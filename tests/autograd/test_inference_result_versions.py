@@ -181,3 +181,27 @@ def test_an_inference_operand_with_a_normal_one_gives_version_0() -> None:
         v = m.ones(4)
         got.append((a.mv(v)._version, (a.sum() + v.sum())._version, a.mean()._version))
     assert got[1] == got[0] == (0, 0, 2)
+
+
+def test_normal_calls_never_reach_the_result_version_kernel(monkeypatch: Any) -> None:
+    # the no-grad and recording paths of functional autograd kernels skip ADInplaceOrView,
+    # so the per-op cost of normal calls is unchanged (the kernel body never runs)
+    from tensordispatch.autograd import inference_versions
+
+    entered: list[Any] = []
+    below = inference_versions._below_ad_inplace_or_view
+    monkeypatch.setattr(
+        inference_versions, "_below_ad_inplace_or_view", lambda *a: entered.append(a) or below(*a)
+    )
+    t = _inputs(td)
+    x = td.ones(4, 4, requires_grad=True)
+    calls = [API[name] for name in ("sum", "mean dim", "sort values", "mv", "max dim", "repeat")]
+    for f in calls:
+        f(td, t)
+    x.sum(), x.max(0), x.sort()
+    with td.no_grad():
+        x.mean(), x.max(0)
+    assert entered == []
+    with td.inference_mode():
+        i = td.ones(3)
+    assert i.sum()._version == 1 and len(entered) == 1
