@@ -8,9 +8,12 @@ without a position ("add(): argument 'other' must be Tensor, not str"), and the 
 combination" message lists the call as torch saw it (``got (Tensor, other=str)``). A Python
 function cannot tell ``f(t, x)`` from ``f(t, other=x)`` once it runs, so on the error path only
 we read the keyword names off the caller's call instruction (KW_NAMES before CALL in CPython
-3.11 and 3.12, the constant before CALL_KW in 3.13). When the call is not a plain call of the
-binding from Python (``f(**kw)``, a call from C such as ``map``, ``functools.partial``) the
-names are unknown and every given argument counts as positional, as before.
+3.11 and 3.12, the constant before CALL_KW in 3.13), and its argument count: a parameter
+neither among the call's positional arguments nor its keywords was not given, whatever its
+value (a default of False or 0 is not listed). When the call is not a plain call of the
+binding from Python (``f(*args)``, ``f(**kw)``, a call from C such as ``map``,
+``functools.partial``) both are unknown and every argument that differs from the binding's
+"absent" markers counts as given positionally, as before.
 """
 
 from __future__ import annotations
