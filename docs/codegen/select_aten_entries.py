@@ -504,7 +504,7 @@ SPEC = [
 ("flipud", D), ("fliplr", D),
 ("diag_embed", {"CompositeExplicitAutogradNonFunctional": "diag_embed"}),
 ("diag", D), ("diag.out", D),
-("trace", {"CompositeExplicitAutograd": "trace"}),
+("trace", {"CPU": "trace_cpu", "Meta": "trace_meta"}),
 ("count_nonzero.dim_IntList", {"CompositeExplicitAutograd": "count_nonzero_dim_IntList"}),
 ("count_nonzero", {"CompositeExplicitAutograd": "count_nonzero"}),
 ("equal", {"CompositeExplicitAutograd": "equal"}),

@@ -152,18 +152,6 @@ def diag_embed(self: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) ->
     return result  # type: ignore[no-any-return]
 
 
-def trace(self: Tensor) -> Tensor:
-    """aten::trace: the sum of a matrix's diagonal (integers sum to int64, as sum).
-
-    >>> import tensordispatch as td
-    >>> td.trace(td.arange(9).reshape(3, 3))
-    tensor(12)
-    """
-    if self.dim() != 2:
-        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.dim()}")
-    return op("sum")(op("diagonal")(self))  # type: ignore[no-any-return]
-
-
 def count_nonzero_dim_IntList(self: Tensor, dim: Any) -> Tensor:  # noqa: N802 - yaml name
     """aten::count_nonzero.dim_IntList: int64 counts of nonzero elements over ``dim`` (all
     dims when empty).
@@ -222,7 +210,6 @@ M1_COMPOSITE: dict[str, Any] = {
     "nan_to_num": nan_to_num,
     "nan_to_num_": nan_to_num_,
     "diag_embed": diag_embed,
-    "trace": trace,
     "count_nonzero_dim_IntList": count_nonzero_dim_IntList,
     "count_nonzero": count_nonzero,
     "equal": equal,

@@ -132,7 +132,7 @@ def alias(self):
 
 alias_copy_out = _r.generated_alias_copy_out
 
-_k26 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'allclose', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4200')
+_k26 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'allclose', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4201')
 
 
 def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -366,7 +366,7 @@ def conj_physical_(self):
 convolution_out = _r.generated_convolution_out
 copy_out = _r.generated_copy_out
 
-_k64 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'count_nonzero', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4184')
+_k64 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'count_nonzero', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4185')
 
 
 def count_nonzero(self, dim=None):
@@ -374,7 +374,7 @@ def count_nonzero(self, dim=None):
 
 
 
-_k65 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'count_nonzero_dim_IntList', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4177')
+_k65 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'count_nonzero_dim_IntList', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4178')
 
 
 def count_nonzero_dim_IntList(self, dim):
@@ -467,7 +467,7 @@ def empty_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, m
 empty_like_out = _r.generated_empty_like_out
 empty_strided_out = _r.generated_empty_strided_out
 
-_k88 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'equal', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4191')
+_k88 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'equal', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4192')
 
 
 def equal(self, other):
@@ -1381,54 +1381,46 @@ def t_(self):
 
 
 t_copy_out = _r.generated_t_copy_out
-
-_k247 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'trace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4171')
-
-
-def trace(self):
-    return _k247(self)
-
-
 trace_out = _r.generated_trace_out
 
-_k249 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:683')
+_k248 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:683')
 
 
 def transpose_int(self, dim0, dim1):
-    return _k249(self, dim0, dim1)
+    return _k248(self, dim0, dim1)
 
 
 
-_k250 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3467')
+_k249 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3467')
 
 
 def transpose_(self, dim0, dim1):
-    return _k250(self, dim0, dim1)
+    return _k249(self, dim0, dim1)
 
 
 transpose_copy_int_out = _r.generated_transpose_copy_int_out
 
-_k252 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1660')
+_k251 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1660')
 
 
 def unbind_int(self, dim=0):
-    return _k252(self, dim)
+    return _k251(self, dim)
 
 
 
-_k253 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind_copy_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1671')
+_k252 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind_copy_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1671')
 
 
 def unbind_copy_int_out(self, dim=0, *, out):
-    return _k253(self, dim, out=out)
+    return _k252(self, dim, out=out)
 
 
 
-_k254 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unfold_backward', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3534')
+_k253 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unfold_backward', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3534')
 
 
 def unfold_backward(grad_in, input_sizes, dim, size, step):
-    return _k254(grad_in, input_sizes, dim, size, step)
+    return _k253(grad_in, input_sizes, dim, size, step)
 
 
 unfold_backward_out = _r.generated_unfold_backward_out
@@ -1436,19 +1428,19 @@ unfold_copy_out = _r.generated_unfold_copy_out
 uniform = _r.generated_uniform
 uniform_out = _r.generated_uniform_out
 
-_k259 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:711')
+_k258 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:711')
 
 
 def unsqueeze(self, dim):
-    return _k259(self, dim)
+    return _k258(self, dim)
 
 
 
-_k260 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3483')
+_k259 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3483')
 
 
 def unsqueeze_(self, dim):
-    return _k260(self, dim)
+    return _k259(self, dim)
 
 
 unsqueeze_copy_out = _r.generated_unsqueeze_copy_out
@@ -1458,35 +1450,35 @@ view_copy_out = _r.generated_view_copy_out
 zero = _r.generated_zero
 zero_out = _r.generated_zero_out
 
-_k267 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zero_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3431')
+_k266 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zero_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3431')
 
 
 def zero_(self):
-    return _k267(self)
+    return _k266(self)
 
 
 
-_k268 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:24')
+_k267 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:24')
 
 
 def zeros(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k268(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k267(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k269 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:28')
+_k268 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:28')
 
 
 def zeros_out(size, *, out):
-    return _k269(size, out=out)
+    return _k268(size, out=out)
 
 
 
-_k270 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:56')
+_k269 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:56')
 
 
 def zeros_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k270(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k269(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 zeros_like_out = _r.generated_zeros_like_out
@@ -2024,7 +2016,6 @@ OVERLOADS = {
         'out': (t_copy_out, 'TT', 't_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
     },
     'trace': {
-        'default': (trace, 'T', 'trace(Tensor self) -> Tensor'),
         'out': (trace_out, 'TT', 'trace.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
     },
     'transpose': {

@@ -852,6 +852,14 @@ tanh_out = _r.wrapper_CPU_tanh_out
 tanh_ = _r.wrapper_CPU_tanh_
 topk = _r.wrapper_CPU_topk
 topk_values = _r.wrapper_CPU_topk_values
+
+_k369 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'trace_cpu', 'CPU', 'ops/native_functions.yaml:4171')
+
+
+def trace(self):
+    return _k369(self)
+
+
 tril = _r.wrapper_CPU_tril
 tril_out = _r.wrapper_CPU_tril_out
 tril_ = _r.wrapper_CPU_tril_
@@ -862,75 +870,75 @@ trunc = _r.wrapper_CPU_trunc
 trunc_out = _r.wrapper_CPU_trunc_out
 trunc_ = _r.wrapper_CPU_trunc_
 
-_k378 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'unfold', 'CPU', 'ops/native_functions.yaml:1600')
+_k379 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'unfold', 'CPU', 'ops/native_functions.yaml:1600')
 
 
 def unfold(self, dimension, size, step):
-    return _k378(self, dimension, size, step)
+    return _k379(self, dimension, size, step)
 
 
 
-_k379 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'uniform_', 'CPU', 'ops/native_functions.yaml:2130')
+_k380 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'uniform_', 'CPU', 'ops/native_functions.yaml:2130')
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
-    return _k379(self, from_, to, generator=generator)
+    return _k380(self, from_, to, generator=generator)
 
 
 
-_k380 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_cpu', 'CPU', 'ops/native_functions.yaml:1056')
+_k381 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_cpu', 'CPU', 'ops/native_functions.yaml:1056')
 
 
 def var_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k380(self, dim, correction=correction, keepdim=keepdim)
+    return _k381(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k381 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1064')
+_k382 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1064')
 
 
 def var_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k381(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k382(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 
-_k382 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view', 'CPU', 'ops/native_functions.yaml:663')
+_k383 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view', 'CPU', 'ops/native_functions.yaml:663')
 
 
 def view(self, size):
-    return _k382(self, size)
+    return _k383(self, size)
 
 
 
-_k383 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_complex', 'CPU', 'ops/native_functions.yaml:1716')
+_k384 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_complex', 'CPU', 'ops/native_functions.yaml:1716')
 
 
 def view_as_complex(self):
-    return _k383(self)
-
-
-
-_k384 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_real', 'CPU', 'ops/native_functions.yaml:1704')
-
-
-def view_as_real(self):
     return _k384(self)
 
 
 
-_k385 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where', 'CPU', 'ops/native_functions.yaml:2822')
+_k385 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_real', 'CPU', 'ops/native_functions.yaml:1704')
+
+
+def view_as_real(self):
+    return _k385(self)
+
+
+
+_k386 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where', 'CPU', 'ops/native_functions.yaml:2822')
 
 
 def where_self(condition, self, other):
-    return _k385(condition, self, other)
+    return _k386(condition, self, other)
 
 
 
-_k386 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where_self_out', 'CPU', 'ops/native_functions.yaml:2830')
+_k387 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where_self_out', 'CPU', 'ops/native_functions.yaml:2830')
 
 
 def where_self_out(condition, self, other, *, out):
-    return _k386(condition, self, other, out=out)
+    return _k387(condition, self, other, out=out)
 
 
 
@@ -1695,6 +1703,9 @@ OVERLOADS = {
     'topk': {
         'default': (topk, 'TNNNN', 'topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)'),
         'values': (topk_values, 'TNNNNTT', 'topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)'),
+    },
+    'trace': {
+        'default': (trace, 'T', 'trace(Tensor self) -> Tensor'),
     },
     'tril': {
         'default': (tril, 'TN', 'tril(Tensor self, SymInt diagonal=0) -> Tensor'),

@@ -737,6 +737,14 @@ tanh_out = _r.wrapper_Meta_tanh_out
 tanh_ = _r.wrapper_Meta_tanh_
 topk = _r.wrapper_Meta_topk
 topk_values = _r.wrapper_Meta_topk_values
+
+_k366 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'trace_meta', 'Meta', 'ops/native_functions.yaml:4171')
+
+
+def trace(self):
+    return _k366(self)
+
+
 tril = _r.wrapper_Meta_tril
 tril_out = _r.wrapper_Meta_tril_out
 tril_ = _r.wrapper_Meta_tril_
@@ -747,75 +755,75 @@ trunc = _r.wrapper_Meta_trunc
 trunc_out = _r.wrapper_Meta_trunc_out
 trunc_ = _r.wrapper_Meta_trunc_
 
-_k375 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'unfold', 'Meta', 'ops/native_functions.yaml:1600')
+_k376 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'unfold', 'Meta', 'ops/native_functions.yaml:1600')
 
 
 def unfold(self, dimension, size, step):
-    return _k375(self, dimension, size, step)
+    return _k376(self, dimension, size, step)
 
 
 
-_k376 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2130')
+_k377 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2130')
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
-    return _k376(self, from_, to, generator=generator)
+    return _k377(self, from_, to, generator=generator)
 
 
 
-_k377 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_meta', 'Meta', 'ops/native_functions.yaml:1056')
+_k378 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_meta', 'Meta', 'ops/native_functions.yaml:1056')
 
 
 def var_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k377(self, dim, correction=correction, keepdim=keepdim)
+    return _k378(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k378 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1064')
+_k379 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1064')
 
 
 def var_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k378(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k379(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 
-_k379 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view', 'Meta', 'ops/native_functions.yaml:663')
+_k380 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view', 'Meta', 'ops/native_functions.yaml:663')
 
 
 def view(self, size):
-    return _k379(self, size)
+    return _k380(self, size)
 
 
 
-_k380 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_complex', 'Meta', 'ops/native_functions.yaml:1716')
+_k381 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_complex', 'Meta', 'ops/native_functions.yaml:1716')
 
 
 def view_as_complex(self):
-    return _k380(self)
-
-
-
-_k381 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_real', 'Meta', 'ops/native_functions.yaml:1704')
-
-
-def view_as_real(self):
     return _k381(self)
 
 
 
-_k382 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_meta', 'Meta', 'ops/native_functions.yaml:2822')
+_k382 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_real', 'Meta', 'ops/native_functions.yaml:1704')
+
+
+def view_as_real(self):
+    return _k382(self)
+
+
+
+_k383 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_meta', 'Meta', 'ops/native_functions.yaml:2822')
 
 
 def where_self(condition, self, other):
-    return _k382(condition, self, other)
+    return _k383(condition, self, other)
 
 
 
-_k383 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_self_out_meta', 'Meta', 'ops/native_functions.yaml:2830')
+_k384 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_self_out_meta', 'Meta', 'ops/native_functions.yaml:2830')
 
 
 def where_self_out(condition, self, other, *, out):
-    return _k383(condition, self, other, out=out)
+    return _k384(condition, self, other, out=out)
 
 
 
@@ -1575,6 +1583,9 @@ OVERLOADS = {
     'topk': {
         'default': (topk, 'TNNNN', 'topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)'),
         'values': (topk_values, 'TNNNNTT', 'topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)'),
+    },
+    'trace': {
+        'default': (trace, 'T', 'trace(Tensor self) -> Tensor'),
     },
     'tril': {
         'default': (tril, 'TN', 'tril(Tensor self, SymInt diagonal=0) -> Tensor'),

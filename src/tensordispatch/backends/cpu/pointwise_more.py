@@ -21,7 +21,7 @@ from tensordispatch.backends.cpu.pointwise import (
     _unary,
     not_implemented,
 )
-from tensordispatch.backends.meta.pointwise_more import nan_to_num_spec
+from tensordispatch.backends.meta.pointwise_more import nan_to_num_spec, trace
 from tensordispatch.backends.structured import prepare_out
 from tensordispatch.tensor.tensor import Tensor
 
@@ -135,6 +135,7 @@ M1_CPU_KERNELS: dict[str, Any] = {
     "isneginf_out": _float_test(np.isneginf),
     "signbit_out": signbit_out,
     "nan_to_num_out": nan_to_num_out,
+    "trace_cpu": trace,  # op-based: the same function is the Meta kernel
     **{f"{fn.__name__}_out": _unary(fn, fn.__name__) for fn in (
         np.sinh, np.cosh, np.log2, np.log10, np.exp2)},  # fmt: skip
     # NumPy's names differ: arcsin is torch's asin

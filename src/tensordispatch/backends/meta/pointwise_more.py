@@ -21,7 +21,7 @@ from tensordispatch.backends.structured import prepare_out
 from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.tensor import Tensor
 
-__all__ = ["M1_META_FUNCTIONS", "M1_META_KERNELS", "nan_to_num_spec"]
+__all__ = ["M1_META_FUNCTIONS", "M1_META_KERNELS", "nan_to_num_spec", "trace"]
 
 
 def _force_boolean(name: str, complex_text: str) -> Callable[..., Any]:
@@ -96,4 +96,20 @@ M1_META_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "logaddexp": _binary,
 }
 
-M1_META_KERNELS: dict[str, Any] = {"nan_to_num_out_meta": nan_to_num_out_meta}
+def trace(self: Tensor) -> Tensor:
+    """aten::trace's CPU and Meta kernel: the sum of a matrix's diagonal (integers sum to
+    int64, as sum). A backend kernel as torch's (trace_cpu), not a composite one: a lazy
+    tensor falls back to the CPU instead of viewing its diagonal unfunctionalized.
+
+    >>> import tensordispatch as td
+    >>> td.trace(td.arange(9).reshape(3, 3))
+    tensor(12)
+    """
+    from tensordispatch.backends.aten import op
+
+    if self.dim() != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.dim()}")
+    return op("sum")(op("diagonal")(self))  # type: ignore[no-any-return]
+
+
+M1_META_KERNELS: dict[str, Any] = {"nan_to_num_out_meta": nan_to_num_out_meta, "trace_meta": trace}
