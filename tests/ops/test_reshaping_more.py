@@ -180,10 +180,9 @@ def test_error_texts_golden() -> None:
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int32"])
-def test_trace_on_meta_and_lazy_matches_torch(dtype: str) -> None:
+def test_trace_on_meta_matches_torch(dtype: str) -> None:
+    """(On lazy, trace falls back to the CPU: the lazy OpInfo sweep checks it.)"""
     expected = torch.ones(3, 3, device="meta", dtype=getattr(torch, dtype)).trace()
     got = td.ones(3, 3, device="meta", dtype=getattr(td, dtype)).trace()
     assert (got.device.type, got.dtype.name, tuple(got.shape)) == (
         "meta", str(expected.dtype).split(".")[-1], ())
-    lazy = td.arange(9.0).reshape(3, 3).to("lazy").trace()
-    assert lazy.to("cpu").item() == 12.0
