@@ -510,6 +510,7 @@ SPEC = [
 ("equal", {"CompositeExplicitAutograd": "equal"}),
 ("isclose", D), ("allclose", {"CompositeExplicitAutograd": "allclose"}),
 ("argsort", D), ("argsort.stable", D), ("argsort.stable_out", D),
+("cumprod", D), ("cumprod_", D), ("cumprod.out", {"CPU": "cumprod_out"}),
 ("# M1: aliases (torch's alias entries: absolute, negative, multiply, divide, true_divide, subtract, clip, comparisons)", None),
 ("absolute", D),
 ("absolute_", D),

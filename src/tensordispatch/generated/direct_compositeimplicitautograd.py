@@ -15,7 +15,7 @@ KEY = 'CompositeImplicitAutograd'
 
 
 
-_k0 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4221')
+_k0 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4236')
 
 
 def absolute(self):
@@ -23,7 +23,7 @@ def absolute(self):
 
 
 
-_k1 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4229')
+_k1 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4244')
 
 
 def absolute_out(self, *, out):
@@ -31,7 +31,7 @@ def absolute_out(self, *, out):
 
 
 
-_k2 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4225')
+_k2 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4240')
 
 
 def absolute_(self):
@@ -255,7 +255,7 @@ def chunk(self, chunks, dim=0):
 
 
 
-_k30 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4317')
+_k30 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4332')
 
 
 def clip(self, min=None, max=None):
@@ -263,7 +263,7 @@ def clip(self, min=None, max=None):
 
 
 
-_k31 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4322')
+_k31 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4337')
 
 
 def clip_Tensor(self, min=None, max=None):
@@ -271,7 +271,7 @@ def clip_Tensor(self, min=None, max=None):
 
 
 
-_k32 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4339')
+_k32 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4354')
 
 
 def clip_Tensor_out(self, min=None, max=None, *, out):
@@ -279,7 +279,7 @@ def clip_Tensor_out(self, min=None, max=None, *, out):
 
 
 
-_k33 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4335')
+_k33 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4350')
 
 
 def clip_out(self, min=None, max=None, *, out):
@@ -287,7 +287,7 @@ def clip_out(self, min=None, max=None, *, out):
 
 
 
-_k34 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4326')
+_k34 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4341')
 
 
 def clip_(self, min=None, max=None):
@@ -295,7 +295,7 @@ def clip_(self, min=None, max=None):
 
 
 
-_k35 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4331')
+_k35 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4346')
 
 
 def clip__Tensor(self, min=None, max=None):
@@ -383,7 +383,7 @@ def diag_out(self, diagonal=0, *, out):
 
 
 
-_k46 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4262')
+_k46 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4277')
 
 
 def divide_Scalar(self, other):
@@ -391,7 +391,7 @@ def divide_Scalar(self, other):
 
 
 
-_k47 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4276')
+_k47 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4291')
 
 
 def divide_Scalar_mode(self, other, *, rounding_mode):
@@ -399,7 +399,7 @@ def divide_Scalar_mode(self, other, *, rounding_mode):
 
 
 
-_k48 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4254')
+_k48 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4269')
 
 
 def divide_Tensor(self, other):
@@ -407,7 +407,7 @@ def divide_Tensor(self, other):
 
 
 
-_k49 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4268')
+_k49 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4283')
 
 
 def divide_Tensor_mode(self, other, *, rounding_mode):
@@ -415,7 +415,7 @@ def divide_Tensor_mode(self, other, *, rounding_mode):
 
 
 
-_k50 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4260')
+_k50 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4275')
 
 
 def divide_out(self, other, *, out):
@@ -423,7 +423,7 @@ def divide_out(self, other, *, out):
 
 
 
-_k51 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4274')
+_k51 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4289')
 
 
 def divide_out_mode(self, other, *, rounding_mode, out):
@@ -431,7 +431,7 @@ def divide_out_mode(self, other, *, rounding_mode, out):
 
 
 
-_k52 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4265')
+_k52 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4280')
 
 
 def divide__Scalar(self, other):
@@ -439,7 +439,7 @@ def divide__Scalar(self, other):
 
 
 
-_k53 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4279')
+_k53 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4294')
 
 
 def divide__Scalar_mode(self, other, *, rounding_mode):
@@ -447,7 +447,7 @@ def divide__Scalar_mode(self, other, *, rounding_mode):
 
 
 
-_k54 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4257')
+_k54 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4272')
 
 
 def divide__Tensor(self, other):
@@ -455,7 +455,7 @@ def divide__Tensor(self, other):
 
 
 
-_k55 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4271')
+_k55 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4286')
 
 
 def divide__Tensor_mode(self, other, *, rounding_mode):
@@ -535,7 +535,7 @@ def flipud(self):
 
 
 
-_k65 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4391')
+_k65 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4406')
 
 
 def greater_Scalar(self, other):
@@ -543,7 +543,7 @@ def greater_Scalar(self, other):
 
 
 
-_k66 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4389')
+_k66 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4404')
 
 
 def greater_Scalar_out(self, other, *, out):
@@ -551,7 +551,7 @@ def greater_Scalar_out(self, other, *, out):
 
 
 
-_k67 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4396')
+_k67 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4411')
 
 
 def greater_Tensor(self, other):
@@ -559,7 +559,7 @@ def greater_Tensor(self, other):
 
 
 
-_k68 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4394')
+_k68 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4409')
 
 
 def greater_Tensor_out(self, other, *, out):
@@ -567,7 +567,7 @@ def greater_Tensor_out(self, other, *, out):
 
 
 
-_k69 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4399')
+_k69 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4414')
 
 
 def greater__Scalar(self, other):
@@ -575,7 +575,7 @@ def greater__Scalar(self, other):
 
 
 
-_k70 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4402')
+_k70 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4417')
 
 
 def greater__Tensor(self, other):
@@ -583,7 +583,7 @@ def greater__Tensor(self, other):
 
 
 
-_k71 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4359')
+_k71 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4374')
 
 
 def greater_equal_Scalar(self, other):
@@ -591,7 +591,7 @@ def greater_equal_Scalar(self, other):
 
 
 
-_k72 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4357')
+_k72 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4372')
 
 
 def greater_equal_Scalar_out(self, other, *, out):
@@ -599,7 +599,7 @@ def greater_equal_Scalar_out(self, other, *, out):
 
 
 
-_k73 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4364')
+_k73 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4379')
 
 
 def greater_equal_Tensor(self, other):
@@ -607,7 +607,7 @@ def greater_equal_Tensor(self, other):
 
 
 
-_k74 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4362')
+_k74 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4377')
 
 
 def greater_equal_Tensor_out(self, other, *, out):
@@ -615,7 +615,7 @@ def greater_equal_Tensor_out(self, other, *, out):
 
 
 
-_k75 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4367')
+_k75 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4382')
 
 
 def greater_equal__Scalar(self, other):
@@ -623,7 +623,7 @@ def greater_equal__Scalar(self, other):
 
 
 
-_k76 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4370')
+_k76 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4385')
 
 
 def greater_equal__Tensor(self, other):
@@ -663,7 +663,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn
 
 
 
-_k81 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4407')
+_k81 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4422')
 
 
 def less_Scalar(self, other):
@@ -671,7 +671,7 @@ def less_Scalar(self, other):
 
 
 
-_k82 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4405')
+_k82 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4420')
 
 
 def less_Scalar_out(self, other, *, out):
@@ -679,7 +679,7 @@ def less_Scalar_out(self, other, *, out):
 
 
 
-_k83 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4412')
+_k83 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4427')
 
 
 def less_Tensor(self, other):
@@ -687,7 +687,7 @@ def less_Tensor(self, other):
 
 
 
-_k84 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4410')
+_k84 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4425')
 
 
 def less_Tensor_out(self, other, *, out):
@@ -695,7 +695,7 @@ def less_Tensor_out(self, other, *, out):
 
 
 
-_k85 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4415')
+_k85 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4430')
 
 
 def less__Scalar(self, other):
@@ -703,7 +703,7 @@ def less__Scalar(self, other):
 
 
 
-_k86 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4418')
+_k86 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4433')
 
 
 def less__Tensor(self, other):
@@ -711,7 +711,7 @@ def less__Tensor(self, other):
 
 
 
-_k87 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4375')
+_k87 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4390')
 
 
 def less_equal_Scalar(self, other):
@@ -719,7 +719,7 @@ def less_equal_Scalar(self, other):
 
 
 
-_k88 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4373')
+_k88 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4388')
 
 
 def less_equal_Scalar_out(self, other, *, out):
@@ -727,7 +727,7 @@ def less_equal_Scalar_out(self, other, *, out):
 
 
 
-_k89 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4380')
+_k89 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4395')
 
 
 def less_equal_Tensor(self, other):
@@ -735,7 +735,7 @@ def less_equal_Tensor(self, other):
 
 
 
-_k90 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4378')
+_k90 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4393')
 
 
 def less_equal_Tensor_out(self, other, *, out):
@@ -743,7 +743,7 @@ def less_equal_Tensor_out(self, other, *, out):
 
 
 
-_k91 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4383')
+_k91 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4398')
 
 
 def less_equal__Scalar(self, other):
@@ -751,7 +751,7 @@ def less_equal__Scalar(self, other):
 
 
 
-_k92 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4386')
+_k92 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4401')
 
 
 def less_equal__Tensor(self, other):
@@ -847,7 +847,7 @@ def movedim_intlist(self, source, destination):
 
 
 
-_k104 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4248')
+_k104 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4263')
 
 
 def multiply_Scalar(self, other):
@@ -855,7 +855,7 @@ def multiply_Scalar(self, other):
 
 
 
-_k105 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4240')
+_k105 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4255')
 
 
 def multiply_Tensor(self, other):
@@ -863,7 +863,7 @@ def multiply_Tensor(self, other):
 
 
 
-_k106 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4246')
+_k106 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4261')
 
 
 def multiply_out(self, other, *, out):
@@ -871,7 +871,7 @@ def multiply_out(self, other, *, out):
 
 
 
-_k107 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4251')
+_k107 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4266')
 
 
 def multiply__Scalar(self, other):
@@ -879,7 +879,7 @@ def multiply__Scalar(self, other):
 
 
 
-_k108 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4243')
+_k108 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4258')
 
 
 def multiply__Tensor(self, other):
@@ -903,7 +903,7 @@ def narrow_Tensor(self, dim, start, length):
 
 
 
-_k111 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4232')
+_k111 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4247')
 
 
 def negative(self):
@@ -911,7 +911,7 @@ def negative(self):
 
 
 
-_k112 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4238')
+_k112 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4253')
 
 
 def negative_out(self, *, out):
@@ -919,7 +919,7 @@ def negative_out(self, *, out):
 
 
 
-_k113 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4235')
+_k113 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4250')
 
 
 def negative_(self):
@@ -967,7 +967,7 @@ def nll_loss_nd(self, target, weight=None, reduction=1, ignore_index=-100):
 
 
 
-_k119 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4343')
+_k119 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4358')
 
 
 def not_equal_Scalar(self, other):
@@ -975,7 +975,7 @@ def not_equal_Scalar(self, other):
 
 
 
-_k120 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4341')
+_k120 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4356')
 
 
 def not_equal_Scalar_out(self, other, *, out):
@@ -983,7 +983,7 @@ def not_equal_Scalar_out(self, other, *, out):
 
 
 
-_k121 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4348')
+_k121 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4363')
 
 
 def not_equal_Tensor(self, other):
@@ -991,7 +991,7 @@ def not_equal_Tensor(self, other):
 
 
 
-_k122 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4346')
+_k122 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4361')
 
 
 def not_equal_Tensor_out(self, other, *, out):
@@ -999,7 +999,7 @@ def not_equal_Tensor_out(self, other, *, out):
 
 
 
-_k123 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4351')
+_k123 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4366')
 
 
 def not_equal__Scalar(self, other):
@@ -1007,7 +1007,7 @@ def not_equal__Scalar(self, other):
 
 
 
-_k124 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4354')
+_k124 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4369')
 
 
 def not_equal__Tensor(self, other):
@@ -1151,7 +1151,7 @@ def std_out(self, dim, unbiased=True, keepdim=False, *, out):
 
 
 
-_k142 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4311')
+_k142 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4326')
 
 
 def subtract_Scalar(self, other, alpha=1):
@@ -1159,7 +1159,7 @@ def subtract_Scalar(self, other, alpha=1):
 
 
 
-_k143 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4305')
+_k143 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4320')
 
 
 def subtract_Tensor(self, other, *, alpha=1):
@@ -1167,7 +1167,7 @@ def subtract_Tensor(self, other, *, alpha=1):
 
 
 
-_k144 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4303')
+_k144 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4318')
 
 
 def subtract_out(self, other, *, alpha=1, out):
@@ -1175,7 +1175,7 @@ def subtract_out(self, other, *, alpha=1, out):
 
 
 
-_k145 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4314')
+_k145 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4329')
 
 
 def subtract__Scalar(self, other, alpha=1):
@@ -1183,7 +1183,7 @@ def subtract__Scalar(self, other, alpha=1):
 
 
 
-_k146 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4308')
+_k146 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4323')
 
 
 def subtract__Tensor(self, other, *, alpha=1):
@@ -1263,7 +1263,7 @@ def to_other(self, other, non_blocking=False, copy=False, memory_format=None):
 
 
 
-_k156 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4295')
+_k156 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4310')
 
 
 def true_divide_Scalar(self, other):
@@ -1271,7 +1271,7 @@ def true_divide_Scalar(self, other):
 
 
 
-_k157 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4283')
+_k157 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4298')
 
 
 def true_divide_Tensor(self, other):
@@ -1279,7 +1279,7 @@ def true_divide_Tensor(self, other):
 
 
 
-_k158 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4292')
+_k158 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4307')
 
 
 def true_divide_out(self, other, *, out):
@@ -1287,7 +1287,7 @@ def true_divide_out(self, other, *, out):
 
 
 
-_k159 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4299')
+_k159 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4314')
 
 
 def true_divide__Scalar(self, other):
@@ -1295,7 +1295,7 @@ def true_divide__Scalar(self, other):
 
 
 
-_k160 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4288')
+_k160 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4303')
 
 
 def true_divide__Tensor(self, other):

@@ -263,59 +263,62 @@ cos_ = _r.wrapper_CPU_cos_
 cosh = _r.wrapper_CPU_cosh
 cosh_out = _r.wrapper_CPU_cosh_out
 cosh_ = _r.wrapper_CPU_cosh_
+cumprod = _r.wrapper_CPU_cumprod
+cumprod_out = _r.wrapper_CPU_cumprod_out
+cumprod_ = _r.wrapper_CPU_cumprod_
 cumsum = _r.wrapper_CPU_cumsum
 cumsum_out = _r.wrapper_CPU_cumsum_out
 cumsum_ = _r.wrapper_CPU_cumsum_
 
-_k133 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'div.Tensor', 'CPU', 'ops/native_functions.yaml:228')
+_k136 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'div.Tensor', 'CPU', 'ops/native_functions.yaml:228')
 
 
 def div_Tensor(self, other):
-    return _k133(self, other)
+    return _k136(self, other)
 
 
 div_Tensor_mode = _r.wrapper_CPU_div_Tensor_mode
 div_out = _r.wrapper_CPU_div_out
 div_out_mode = _r.wrapper_CPU_div_out_mode
 
-_k137 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'div_.Tensor', 'CPU', 'ops/native_functions.yaml:228')
+_k140 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'div_.Tensor', 'CPU', 'ops/native_functions.yaml:228')
 
 
 def div__Tensor(self, other):
-    return _k137(self, other)
+    return _k140(self, other)
 
 
 div__Tensor_mode = _r.wrapper_CPU_div__Tensor_mode
 
-_k139 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'dot', 'CPU', 'ops/native_functions.yaml:879')
+_k142 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'dot', 'CPU', 'ops/native_functions.yaml:879')
 
 
 def dot(self, tensor):
-    return _k139(self, tensor)
+    return _k142(self, tensor)
 
 
 
-_k140 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'embedding_renorm_cpu_', 'CPU', 'ops/native_functions.yaml:1501')
+_k143 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'embedding_renorm_cpu_', 'CPU', 'ops/native_functions.yaml:1501')
 
 
 def embedding_renorm_(self, indices, max_norm, norm_type):
-    return _k140(self, indices, max_norm, norm_type)
+    return _k143(self, indices, max_norm, norm_type)
 
 
 
-_k141 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'empty_cpu', 'CPU', 'ops/native_functions.yaml:11')
+_k144 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'empty_cpu', 'CPU', 'ops/native_functions.yaml:11')
 
 
 def empty_memory_format(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k141(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k144(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 
-_k142 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'empty_strided_cpu', 'CPU', 'ops/native_functions.yaml:17')
+_k145 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'empty_strided_cpu', 'CPU', 'ops/native_functions.yaml:17')
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k142(size, stride, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k145(size, stride, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 eq_Scalar = _r.wrapper_CPU_eq_Scalar
@@ -328,11 +331,11 @@ erf = _r.wrapper_CPU_erf
 erf_out = _r.wrapper_CPU_erf_out
 erf_ = _r.wrapper_CPU_erf_
 
-_k152 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'exp', 'CPU', 'ops/native_functions.yaml:338')
+_k155 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'exp', 'CPU', 'ops/native_functions.yaml:338')
 
 
 def exp(self):
-    return _k152(self)
+    return _k155(self)
 
 
 exp_out = _r.wrapper_CPU_exp_out
@@ -344,43 +347,43 @@ expm1 = _r.wrapper_CPU_expm1
 expm1_out = _r.wrapper_CPU_expm1_out
 expm1_ = _r.wrapper_CPU_expm1_
 
-_k161 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_m_out', 'CPU', 'ops/native_functions.yaml:2120')
+_k164 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_m_out', 'CPU', 'ops/native_functions.yaml:2120')
 
 
 def eye_m_out(n, m, *, out):
-    return _k161(n, m, out=out)
+    return _k164(n, m, out=out)
 
 
 
-_k162 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_out', 'CPU', 'ops/native_functions.yaml:2116')
+_k165 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_out', 'CPU', 'ops/native_functions.yaml:2116')
 
 
 def eye_out(n, *, out):
-    return _k162(n, out=out)
+    return _k165(n, out=out)
 
 
 
-_k163 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'fill_', 'CPU', 'ops/native_functions.yaml:77')
+_k166 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'fill_', 'CPU', 'ops/native_functions.yaml:77')
 
 
 def fill__Scalar(self, value):
-    return _k163(self, value)
+    return _k166(self, value)
 
 
 
-_k164 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'fill__Tensor', 'CPU', 'ops/native_functions.yaml:85')
+_k167 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'fill__Tensor', 'CPU', 'ops/native_functions.yaml:85')
 
 
 def fill__Tensor(self, value):
-    return _k164(self, value)
+    return _k167(self, value)
 
 
 
-_k165 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'flip', 'CPU', 'ops/native_functions.yaml:1781')
+_k168 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'flip', 'CPU', 'ops/native_functions.yaml:1781')
 
 
 def flip(self, dims):
-    return _k165(self, dims)
+    return _k168(self, dims)
 
 
 floor = _r.wrapper_CPU_floor
@@ -415,19 +418,19 @@ hypot_ = _r.wrapper_CPU_hypot_
 index_Tensor = _r.wrapper_CPU_index_Tensor
 index_Tensor_out = _r.wrapper_CPU_index_Tensor_out
 
-_k197 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select', 'CPU', 'ops/native_functions.yaml:1831')
+_k200 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select', 'CPU', 'ops/native_functions.yaml:1831')
 
 
 def index_select(self, dim, index):
-    return _k197(self, dim, index)
+    return _k200(self, dim, index)
 
 
 
-_k198 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select_out', 'CPU', 'ops/native_functions.yaml:1838')
+_k201 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select_out', 'CPU', 'ops/native_functions.yaml:1838')
 
 
 def index_select_out(self, dim, index, *, out):
-    return _k198(self, dim, index, out=out)
+    return _k201(self, dim, index, out=out)
 
 
 isneginf = _r.wrapper_CPU_isneginf
@@ -447,11 +450,11 @@ lerp_Tensor_out = _r.wrapper_CPU_lerp_Tensor_out
 lerp__Scalar = _r.wrapper_CPU_lerp__Scalar
 lerp__Tensor = _r.wrapper_CPU_lerp__Tensor
 
-_k215 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'linspace_out', 'CPU', 'ops/native_functions.yaml:2074')
+_k218 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'linspace_out', 'CPU', 'ops/native_functions.yaml:2074')
 
 
 def linspace_out(start, end, steps, *, out):
-    return _k215(start, end, steps, out=out)
+    return _k218(start, end, steps, out=out)
 
 
 log = _r.wrapper_CPU_log
@@ -469,51 +472,51 @@ log_ = _r.wrapper_CPU_log_
 logaddexp = _r.wrapper_CPU_logaddexp
 logaddexp_out = _r.wrapper_CPU_logaddexp_out
 
-_k230 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_and_out', 'CPU', 'ops/native_functions.yaml:2933')
+_k233 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_and_out', 'CPU', 'ops/native_functions.yaml:2933')
 
 
 def logical_and_out(self, other, *, out):
-    return _k230(self, other, out=out)
-
-
-
-_k231 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_not_out', 'CPU', 'ops/native_functions.yaml:2891')
-
-
-def logical_not_out(self, *, out):
-    return _k231(self, out=out)
-
-
-
-_k232 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_or_out', 'CPU', 'ops/native_functions.yaml:2954')
-
-
-def logical_or_out(self, other, *, out):
-    return _k232(self, other, out=out)
-
-
-
-_k233 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_xor_out', 'CPU', 'ops/native_functions.yaml:2912')
-
-
-def logical_xor_out(self, other, *, out):
     return _k233(self, other, out=out)
 
 
 
-_k234 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_cpu', 'CPU', 'ops/native_functions.yaml:1145')
+_k234 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_not_out', 'CPU', 'ops/native_functions.yaml:2891')
+
+
+def logical_not_out(self, *, out):
+    return _k234(self, out=out)
+
+
+
+_k235 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_or_out', 'CPU', 'ops/native_functions.yaml:2954')
+
+
+def logical_or_out(self, other, *, out):
+    return _k235(self, other, out=out)
+
+
+
+_k236 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_xor_out', 'CPU', 'ops/native_functions.yaml:2912')
+
+
+def logical_xor_out(self, other, *, out):
+    return _k236(self, other, out=out)
+
+
+
+_k237 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_cpu', 'CPU', 'ops/native_functions.yaml:1145')
 
 
 def logsumexp(self, dim, keepdim=False):
-    return _k234(self, dim, keepdim)
+    return _k237(self, dim, keepdim)
 
 
 
-_k235 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_out_cpu', 'CPU', 'ops/native_functions.yaml:1153')
+_k238 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_out_cpu', 'CPU', 'ops/native_functions.yaml:1153')
 
 
 def logsumexp_out(self, dim, keepdim=False, *, out):
-    return _k235(self, dim, keepdim, out=out)
+    return _k238(self, dim, keepdim, out=out)
 
 
 lt_Scalar = _r.wrapper_CPU_lt_Scalar
@@ -523,53 +526,53 @@ lt_Tensor_out = _r.wrapper_CPU_lt_Tensor_out
 lt__Scalar = _r.wrapper_CPU_lt__Scalar
 lt__Tensor = _r.wrapper_CPU_lt__Tensor
 
-_k242 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Scalar', 'CPU', 'ops/native_functions.yaml:1963')
+_k245 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Scalar', 'CPU', 'ops/native_functions.yaml:1963')
 
 
 def masked_fill__Scalar(self, mask, value):
-    return _k242(self, mask, value)
+    return _k245(self, mask, value)
 
 
 
-_k243 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Tensor', 'CPU', 'ops/native_functions.yaml:1978')
+_k246 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Tensor', 'CPU', 'ops/native_functions.yaml:1978')
 
 
 def masked_fill__Tensor(self, mask, value):
-    return _k243(self, mask, value)
+    return _k246(self, mask, value)
 
 
 
-_k244 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select', 'CPU', 'ops/native_functions.yaml:1992')
+_k247 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select', 'CPU', 'ops/native_functions.yaml:1992')
 
 
 def masked_select(self, mask):
-    return _k244(self, mask)
+    return _k247(self, mask)
 
 
 
-_k245 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select_out', 'CPU', 'ops/native_functions.yaml:1998')
+_k248 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select_out', 'CPU', 'ops/native_functions.yaml:1998')
 
 
 def masked_select_out(self, mask, *, out):
-    return _k245(self, mask, out=out)
+    return _k248(self, mask, out=out)
 
 
 
-_k246 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_all_cpu', 'CPU', 'ops/native_functions.yaml:985')
+_k249 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_all_cpu', 'CPU', 'ops/native_functions.yaml:985')
 
 
 def max(self):
-    return _k246(self)
+    return _k249(self)
 
 
 max_dim = _r.wrapper_CPU_max_dim
 max_dim_max = _r.wrapper_CPU_max_dim_max
 
-_k249 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_unary_out', 'CPU', 'ops/native_functions.yaml:993')
+_k252 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_unary_out', 'CPU', 'ops/native_functions.yaml:993')
 
 
 def max_unary_out(self, *, out):
-    return _k249(self, out=out)
+    return _k252(self, out=out)
 
 
 maximum = _r.wrapper_CPU_maximum
@@ -577,21 +580,21 @@ maximum_out = _r.wrapper_CPU_maximum_out
 mean_dim = _r.wrapper_CPU_mean_dim
 mean_out = _r.wrapper_CPU_mean_out
 
-_k254 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_all_cpu', 'CPU', 'ops/native_functions.yaml:1000')
+_k257 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_all_cpu', 'CPU', 'ops/native_functions.yaml:1000')
 
 
 def min(self):
-    return _k254(self)
+    return _k257(self)
 
 
 min_dim = _r.wrapper_CPU_min_dim
 min_dim_min = _r.wrapper_CPU_min_dim_min
 
-_k257 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_unary_out', 'CPU', 'ops/native_functions.yaml:1008')
+_k260 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_unary_out', 'CPU', 'ops/native_functions.yaml:1008')
 
 
 def min_unary_out(self, *, out):
-    return _k257(self, out=out)
+    return _k260(self, out=out)
 
 
 minimum = _r.wrapper_CPU_minimum
@@ -599,44 +602,44 @@ minimum_out = _r.wrapper_CPU_minimum_out
 mm = _r.wrapper_CPU_mm
 mm_out = _r.wrapper_CPU_mm_out
 
-_k262 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'mul.Tensor', 'CPU', 'ops/native_functions.yaml:193')
+_k265 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'mul.Tensor', 'CPU', 'ops/native_functions.yaml:193')
 
 
 def mul_Tensor(self, other):
-    return _k262(self, other)
+    return _k265(self, other)
 
 
 mul_out = _r.wrapper_CPU_mul_out
 
-_k264 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'mul_.Tensor', 'CPU', 'ops/native_functions.yaml:193')
+_k267 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'mul_.Tensor', 'CPU', 'ops/native_functions.yaml:193')
 
 
 def mul__Tensor(self, other):
-    return _k264(self, other)
+    return _k267(self, other)
 
 
 
-_k265 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nan_to_num_out', 'CPU', 'ops/native_functions.yaml:3680')
+_k268 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nan_to_num_out', 'CPU', 'ops/native_functions.yaml:3680')
 
 
 def nan_to_num_out(self, nan=None, posinf=None, neginf=None, *, out):
-    return _k265(self, nan, posinf, neginf, out=out)
+    return _k268(self, nan, posinf, neginf, out=out)
 
 
 
-_k266 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_dropout_cpu', 'CPU', 'ops/native_functions.yaml:1440')
+_k269 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_dropout_cpu', 'CPU', 'ops/native_functions.yaml:1440')
 
 
 def native_dropout(input, p, train):
-    return _k266(input, p, train)
+    return _k269(input, p, train)
 
 
 
-_k267 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_layer_norm_cpu', 'CPU', 'ops/native_functions.yaml:1448')
+_k270 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_layer_norm_cpu', 'CPU', 'ops/native_functions.yaml:1448')
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
-    return _k267(input, normalized_shape, weight, bias, eps)
+    return _k270(input, normalized_shape, weight, bias, eps)
 
 
 ne_Scalar = _r.wrapper_CPU_ne_Scalar
@@ -646,47 +649,47 @@ ne_Tensor_out = _r.wrapper_CPU_ne_Tensor_out
 ne__Scalar = _r.wrapper_CPU_ne__Scalar
 ne__Tensor = _r.wrapper_CPU_ne__Tensor
 
-_k274 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'neg', 'CPU', 'ops/native_functions.yaml:318')
+_k277 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'neg', 'CPU', 'ops/native_functions.yaml:318')
 
 
 def neg(self):
-    return _k274(self)
+    return _k277(self)
 
 
 neg_out = _r.wrapper_CPU_neg_out
 neg_ = _r.wrapper_CPU_neg_
 
-_k277 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_cpu', 'CPU', 'ops/native_functions.yaml:1486')
+_k280 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_cpu', 'CPU', 'ops/native_functions.yaml:1486')
 
 
 def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
-    return _k277(self, target, weight, reduction, ignore_index)
+    return _k280(self, target, weight, reduction, ignore_index)
 
 
 
-_k278 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_out_cpu', 'CPU', 'ops/native_functions.yaml:1480')
+_k281 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_out_cpu', 'CPU', 'ops/native_functions.yaml:1480')
 
 
 def nll_loss2d_forward_output(self, target, weight, reduction, ignore_index, *, output, total_weight):
-    return _k278(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
+    return _k281(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
 
 
 nll_loss_forward = _r.wrapper_CPU_nll_loss_forward
 nll_loss_forward_output = _r.wrapper_CPU_nll_loss_forward_output
 
-_k281 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero', 'CPU', 'ops/native_functions.yaml:2003')
+_k284 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero', 'CPU', 'ops/native_functions.yaml:2003')
 
 
 def nonzero(self):
-    return _k281(self)
+    return _k284(self)
 
 
 
-_k282 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero_out', 'CPU', 'ops/native_functions.yaml:2009')
+_k285 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero_out', 'CPU', 'ops/native_functions.yaml:2009')
 
 
 def nonzero_out(self, *, out):
-    return _k282(self, out=out)
+    return _k285(self, out=out)
 
 
 norm_ScalarOpt_dim = _r.wrapper_CPU_norm_ScalarOpt_dim
@@ -694,11 +697,11 @@ norm_ScalarOpt_dim_dtype = _r.wrapper_CPU_norm_ScalarOpt_dim_dtype
 norm_dtype_out = _r.wrapper_CPU_norm_dtype_out
 norm_out = _r.wrapper_CPU_norm_out
 
-_k287 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'normal_', 'CPU', 'ops/native_functions.yaml:2139')
+_k290 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'normal_', 'CPU', 'ops/native_functions.yaml:2139')
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    return _k287(self, mean, std, generator=generator)
+    return _k290(self, mean, std, generator=generator)
 
 
 pow_Scalar = _r.wrapper_CPU_pow_Scalar
@@ -710,29 +713,29 @@ pow_Tensor_Tensor_out = _r.wrapper_CPU_pow_Tensor_Tensor_out
 pow__Scalar = _r.wrapper_CPU_pow__Scalar
 pow__Tensor = _r.wrapper_CPU_pow__Tensor
 
-_k296 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'prod_cpu', 'CPU', 'ops/native_functions.yaml:911')
+_k299 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'prod_cpu', 'CPU', 'ops/native_functions.yaml:911')
 
 
 def prod(self, *, dtype=None):
-    return _k296(self, dtype=dtype)
+    return _k299(self, dtype=dtype)
 
 
 prod_dim_int = _r.wrapper_CPU_prod_dim_int
 prod_int_out = _r.wrapper_CPU_prod_int_out
 
-_k299 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__from', 'CPU', 'ops/native_functions.yaml:2154')
+_k302 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__from', 'CPU', 'ops/native_functions.yaml:2154')
 
 
 def random__from(self, from_, to, *, generator=None):
-    return _k299(self, from_, to, generator=generator)
+    return _k302(self, from_, to, generator=generator)
 
 
 
-_k300 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__to', 'CPU', 'ops/native_functions.yaml:2163')
+_k303 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__to', 'CPU', 'ops/native_functions.yaml:2163')
 
 
 def random__to(self, to, *, generator=None):
-    return _k300(self, to, generator=generator)
+    return _k303(self, to, generator=generator)
 
 
 reciprocal = _r.wrapper_CPU_reciprocal
@@ -742,11 +745,11 @@ remainder_Tensor = _r.wrapper_CPU_remainder_Tensor
 remainder_Tensor_out = _r.wrapper_CPU_remainder_Tensor_out
 remainder__Tensor = _r.wrapper_CPU_remainder__Tensor
 
-_k307 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'roll', 'CPU', 'ops/native_functions.yaml:1789')
+_k310 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'roll', 'CPU', 'ops/native_functions.yaml:1789')
 
 
 def roll(self, shifts, dims=()):
-    return _k307(self, shifts, dims)
+    return _k310(self, shifts, dims)
 
 
 round = _r.wrapper_CPU_round
@@ -785,11 +788,11 @@ silu = _r.wrapper_CPU_silu
 silu_out = _r.wrapper_CPU_silu_out
 silu_ = _r.wrapper_CPU_silu_
 
-_k343 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sin', 'CPU', 'ops/native_functions.yaml:358')
+_k346 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sin', 'CPU', 'ops/native_functions.yaml:358')
 
 
 def sin(self):
-    return _k343(self)
+    return _k346(self)
 
 
 sin_out = _r.wrapper_CPU_sin_out
@@ -800,46 +803,46 @@ sinh_ = _r.wrapper_CPU_sinh_
 sort_stable = _r.wrapper_CPU_sort_stable
 sort_values_stable = _r.wrapper_CPU_sort_values_stable
 
-_k351 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sqrt', 'CPU', 'ops/native_functions.yaml:398')
+_k354 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sqrt', 'CPU', 'ops/native_functions.yaml:398')
 
 
 def sqrt(self):
-    return _k351(self)
+    return _k354(self)
 
 
 sqrt_out = _r.wrapper_CPU_sqrt_out
 sqrt_ = _r.wrapper_CPU_sqrt_
 
-_k354 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_cpu', 'CPU', 'ops/native_functions.yaml:1088')
+_k357 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_cpu', 'CPU', 'ops/native_functions.yaml:1088')
 
 
 def std_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k354(self, dim, correction=correction, keepdim=keepdim)
+    return _k357(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k355 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1096')
+_k358 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1096')
 
 
 def std_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k355(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k358(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 
-_k356 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sub.Tensor', 'CPU', 'ops/native_functions.yaml:142')
+_k359 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sub.Tensor', 'CPU', 'ops/native_functions.yaml:142')
 
 
 def sub_Tensor(self, other, *, alpha=1):
-    return _k356(self, other, alpha=alpha)
+    return _k359(self, other, alpha=alpha)
 
 
 sub_out = _r.wrapper_CPU_sub_out
 
-_k358 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'sub_.Tensor', 'CPU', 'ops/native_functions.yaml:142')
+_k361 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'sub_.Tensor', 'CPU', 'ops/native_functions.yaml:142')
 
 
 def sub__Tensor(self, other, *, alpha=1):
-    return _k358(self, other, alpha=alpha)
+    return _k361(self, other, alpha=alpha)
 
 
 sum_IntList_out = _r.wrapper_CPU_sum_IntList_out
@@ -853,11 +856,11 @@ tanh_ = _r.wrapper_CPU_tanh_
 topk = _r.wrapper_CPU_topk
 topk_values = _r.wrapper_CPU_topk_values
 
-_k369 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'trace_cpu', 'CPU', 'ops/native_functions.yaml:4171')
+_k372 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'trace_cpu', 'CPU', 'ops/native_functions.yaml:4171')
 
 
 def trace(self):
-    return _k369(self)
+    return _k372(self)
 
 
 tril = _r.wrapper_CPU_tril
@@ -870,75 +873,75 @@ trunc = _r.wrapper_CPU_trunc
 trunc_out = _r.wrapper_CPU_trunc_out
 trunc_ = _r.wrapper_CPU_trunc_
 
-_k379 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'unfold', 'CPU', 'ops/native_functions.yaml:1600')
+_k382 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'unfold', 'CPU', 'ops/native_functions.yaml:1600')
 
 
 def unfold(self, dimension, size, step):
-    return _k379(self, dimension, size, step)
+    return _k382(self, dimension, size, step)
 
 
 
-_k380 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'uniform_', 'CPU', 'ops/native_functions.yaml:2130')
+_k383 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'uniform_', 'CPU', 'ops/native_functions.yaml:2130')
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
-    return _k380(self, from_, to, generator=generator)
+    return _k383(self, from_, to, generator=generator)
 
 
 
-_k381 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_cpu', 'CPU', 'ops/native_functions.yaml:1056')
+_k384 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_cpu', 'CPU', 'ops/native_functions.yaml:1056')
 
 
 def var_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k381(self, dim, correction=correction, keepdim=keepdim)
+    return _k384(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k382 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1064')
+_k385 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1064')
 
 
 def var_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k382(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k385(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 
-_k383 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view', 'CPU', 'ops/native_functions.yaml:663')
+_k386 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view', 'CPU', 'ops/native_functions.yaml:663')
 
 
 def view(self, size):
-    return _k383(self, size)
+    return _k386(self, size)
 
 
 
-_k384 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_complex', 'CPU', 'ops/native_functions.yaml:1716')
+_k387 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_complex', 'CPU', 'ops/native_functions.yaml:1716')
 
 
 def view_as_complex(self):
-    return _k384(self)
+    return _k387(self)
 
 
 
-_k385 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_real', 'CPU', 'ops/native_functions.yaml:1704')
+_k388 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_real', 'CPU', 'ops/native_functions.yaml:1704')
 
 
 def view_as_real(self):
-    return _k385(self)
+    return _k388(self)
 
 
 
-_k386 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where', 'CPU', 'ops/native_functions.yaml:2822')
+_k389 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where', 'CPU', 'ops/native_functions.yaml:2822')
 
 
 def where_self(condition, self, other):
-    return _k386(condition, self, other)
+    return _k389(condition, self, other)
 
 
 
-_k387 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where_self_out', 'CPU', 'ops/native_functions.yaml:2830')
+_k390 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where_self_out', 'CPU', 'ops/native_functions.yaml:2830')
 
 
 def where_self_out(condition, self, other, *, out):
-    return _k387(condition, self, other, out=out)
+    return _k390(condition, self, other, out=out)
 
 
 
@@ -1218,6 +1221,13 @@ OVERLOADS = {
     },
     'cosh_': {
         'default': (cosh_, 'T', 'cosh_(Tensor(a!) self) -> Tensor(a!)'),
+    },
+    'cumprod': {
+        'default': (cumprod, 'TNN', 'cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor'),
+        'out': (cumprod_out, 'TNNT', 'cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'cumprod_': {
+        'default': (cumprod_, 'TNN', 'cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)'),
     },
     'cumsum': {
         'default': (cumsum, 'TNN', 'cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor'),

@@ -250,6 +250,9 @@ cos_ = _r.wrapper_Meta_cos_
 cosh = _r.wrapper_Meta_cosh
 cosh_out = _r.wrapper_Meta_cosh_out
 cosh_ = _r.wrapper_Meta_cosh_
+cumprod = _r.wrapper_Meta_cumprod
+cumprod_out = _r.wrapper_Meta_cumprod_out
+cumprod_ = _r.wrapper_Meta_cumprod_
 cumsum = _r.wrapper_Meta_cumsum
 cumsum_out = _r.wrapper_Meta_cumsum_out
 cumsum_ = _r.wrapper_Meta_cumsum_
@@ -260,35 +263,35 @@ div_out_mode = _r.wrapper_Meta_div_out_mode
 div__Tensor = _r.wrapper_Meta_div__Tensor
 div__Tensor_mode = _r.wrapper_Meta_div__Tensor_mode
 
-_k140 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'dot_meta', 'Meta', 'ops/native_functions.yaml:879')
+_k143 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'dot_meta', 'Meta', 'ops/native_functions.yaml:879')
 
 
 def dot(self, tensor):
-    return _k140(self, tensor)
+    return _k143(self, tensor)
 
 
 
-_k141 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'embedding_renorm_meta_', 'Meta', 'ops/native_functions.yaml:1501')
+_k144 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'embedding_renorm_meta_', 'Meta', 'ops/native_functions.yaml:1501')
 
 
 def embedding_renorm_(self, indices, max_norm, norm_type):
-    return _k141(self, indices, max_norm, norm_type)
+    return _k144(self, indices, max_norm, norm_type)
 
 
 
-_k142 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'empty_meta', 'Meta', 'ops/native_functions.yaml:11')
+_k145 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'empty_meta', 'Meta', 'ops/native_functions.yaml:11')
 
 
 def empty_memory_format(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k142(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k145(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 
-_k143 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'empty_strided_meta', 'Meta', 'ops/native_functions.yaml:17')
+_k146 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'empty_strided_meta', 'Meta', 'ops/native_functions.yaml:17')
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k143(size, stride, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k146(size, stride, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 eq_Scalar = _r.wrapper_Meta_eq_Scalar
@@ -310,43 +313,43 @@ expm1 = _r.wrapper_Meta_expm1
 expm1_out = _r.wrapper_Meta_expm1_out
 expm1_ = _r.wrapper_Meta_expm1_
 
-_k162 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_m_out', 'Meta', 'ops/native_functions.yaml:2120')
+_k165 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_m_out', 'Meta', 'ops/native_functions.yaml:2120')
 
 
 def eye_m_out(n, m, *, out):
-    return _k162(n, m, out=out)
+    return _k165(n, m, out=out)
 
 
 
-_k163 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_out', 'Meta', 'ops/native_functions.yaml:2116')
+_k166 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_out', 'Meta', 'ops/native_functions.yaml:2116')
 
 
 def eye_out(n, *, out):
-    return _k163(n, out=out)
+    return _k166(n, out=out)
 
 
 
-_k164 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'fill_meta_', 'Meta', 'ops/native_functions.yaml:77')
+_k167 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'fill_meta_', 'Meta', 'ops/native_functions.yaml:77')
 
 
 def fill__Scalar(self, value):
-    return _k164(self, value)
+    return _k167(self, value)
 
 
 
-_k165 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'fill_meta_', 'Meta', 'ops/native_functions.yaml:85')
+_k168 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'fill_meta_', 'Meta', 'ops/native_functions.yaml:85')
 
 
 def fill__Tensor(self, value):
-    return _k165(self, value)
+    return _k168(self, value)
 
 
 
-_k166 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'flip_meta', 'Meta', 'ops/native_functions.yaml:1781')
+_k169 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'flip_meta', 'Meta', 'ops/native_functions.yaml:1781')
 
 
 def flip(self, dims):
-    return _k166(self, dims)
+    return _k169(self, dims)
 
 
 floor = _r.wrapper_Meta_floor
@@ -381,19 +384,19 @@ hypot_ = _r.wrapper_Meta_hypot_
 index_Tensor = _r.wrapper_Meta_index_Tensor
 index_Tensor_out = _r.wrapper_Meta_index_Tensor_out
 
-_k198 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_meta', 'Meta', 'ops/native_functions.yaml:1831')
+_k201 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_meta', 'Meta', 'ops/native_functions.yaml:1831')
 
 
 def index_select(self, dim, index):
-    return _k198(self, dim, index)
+    return _k201(self, dim, index)
 
 
 
-_k199 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_out_meta', 'Meta', 'ops/native_functions.yaml:1838')
+_k202 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_out_meta', 'Meta', 'ops/native_functions.yaml:1838')
 
 
 def index_select_out(self, dim, index, *, out):
-    return _k199(self, dim, index, out=out)
+    return _k202(self, dim, index, out=out)
 
 
 isneginf = _r.wrapper_Meta_isneginf
@@ -413,11 +416,11 @@ lerp_Tensor_out = _r.wrapper_Meta_lerp_Tensor_out
 lerp__Scalar = _r.wrapper_Meta_lerp__Scalar
 lerp__Tensor = _r.wrapper_Meta_lerp__Tensor
 
-_k216 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'linspace_out', 'Meta', 'ops/native_functions.yaml:2074')
+_k219 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'linspace_out', 'Meta', 'ops/native_functions.yaml:2074')
 
 
 def linspace_out(start, end, steps, *, out):
-    return _k216(start, end, steps, out=out)
+    return _k219(start, end, steps, out=out)
 
 
 log = _r.wrapper_Meta_log
@@ -435,51 +438,51 @@ log_ = _r.wrapper_Meta_log_
 logaddexp = _r.wrapper_Meta_logaddexp
 logaddexp_out = _r.wrapper_Meta_logaddexp_out
 
-_k231 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_and_out_meta', 'Meta', 'ops/native_functions.yaml:2933')
+_k234 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_and_out_meta', 'Meta', 'ops/native_functions.yaml:2933')
 
 
 def logical_and_out(self, other, *, out):
-    return _k231(self, other, out=out)
-
-
-
-_k232 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_not_out_meta', 'Meta', 'ops/native_functions.yaml:2891')
-
-
-def logical_not_out(self, *, out):
-    return _k232(self, out=out)
-
-
-
-_k233 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_or_out_meta', 'Meta', 'ops/native_functions.yaml:2954')
-
-
-def logical_or_out(self, other, *, out):
-    return _k233(self, other, out=out)
-
-
-
-_k234 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_xor_out_meta', 'Meta', 'ops/native_functions.yaml:2912')
-
-
-def logical_xor_out(self, other, *, out):
     return _k234(self, other, out=out)
 
 
 
-_k235 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_meta', 'Meta', 'ops/native_functions.yaml:1145')
+_k235 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_not_out_meta', 'Meta', 'ops/native_functions.yaml:2891')
+
+
+def logical_not_out(self, *, out):
+    return _k235(self, out=out)
+
+
+
+_k236 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_or_out_meta', 'Meta', 'ops/native_functions.yaml:2954')
+
+
+def logical_or_out(self, other, *, out):
+    return _k236(self, other, out=out)
+
+
+
+_k237 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_xor_out_meta', 'Meta', 'ops/native_functions.yaml:2912')
+
+
+def logical_xor_out(self, other, *, out):
+    return _k237(self, other, out=out)
+
+
+
+_k238 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_meta', 'Meta', 'ops/native_functions.yaml:1145')
 
 
 def logsumexp(self, dim, keepdim=False):
-    return _k235(self, dim, keepdim)
+    return _k238(self, dim, keepdim)
 
 
 
-_k236 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_out_meta', 'Meta', 'ops/native_functions.yaml:1153')
+_k239 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_out_meta', 'Meta', 'ops/native_functions.yaml:1153')
 
 
 def logsumexp_out(self, dim, keepdim=False, *, out):
-    return _k236(self, dim, keepdim, out=out)
+    return _k239(self, dim, keepdim, out=out)
 
 
 lt_Scalar = _r.wrapper_Meta_lt_Scalar
@@ -489,37 +492,37 @@ lt_Tensor_out = _r.wrapper_Meta_lt_Tensor_out
 lt__Scalar = _r.wrapper_Meta_lt__Scalar
 lt__Tensor = _r.wrapper_Meta_lt__Tensor
 
-_k243 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1963')
+_k246 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1963')
 
 
 def masked_fill__Scalar(self, mask, value):
-    return _k243(self, mask, value)
+    return _k246(self, mask, value)
 
 
 
-_k244 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1978')
+_k247 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1978')
 
 
 def masked_fill__Tensor(self, mask, value):
-    return _k244(self, mask, value)
+    return _k247(self, mask, value)
 
 
 
-_k245 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_all_meta', 'Meta', 'ops/native_functions.yaml:985')
+_k248 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_all_meta', 'Meta', 'ops/native_functions.yaml:985')
 
 
 def max(self):
-    return _k245(self)
+    return _k248(self)
 
 
 max_dim = _r.wrapper_Meta_max_dim
 max_dim_max = _r.wrapper_Meta_max_dim_max
 
-_k248 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_unary_out_meta', 'Meta', 'ops/native_functions.yaml:993')
+_k251 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_unary_out_meta', 'Meta', 'ops/native_functions.yaml:993')
 
 
 def max_unary_out(self, *, out):
-    return _k248(self, out=out)
+    return _k251(self, out=out)
 
 
 maximum = _r.wrapper_Meta_maximum
@@ -527,21 +530,21 @@ maximum_out = _r.wrapper_Meta_maximum_out
 mean_dim = _r.wrapper_Meta_mean_dim
 mean_out = _r.wrapper_Meta_mean_out
 
-_k253 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_all_meta', 'Meta', 'ops/native_functions.yaml:1000')
+_k256 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_all_meta', 'Meta', 'ops/native_functions.yaml:1000')
 
 
 def min(self):
-    return _k253(self)
+    return _k256(self)
 
 
 min_dim = _r.wrapper_Meta_min_dim
 min_dim_min = _r.wrapper_Meta_min_dim_min
 
-_k256 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_unary_out_meta', 'Meta', 'ops/native_functions.yaml:1008')
+_k259 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_unary_out_meta', 'Meta', 'ops/native_functions.yaml:1008')
 
 
 def min_unary_out(self, *, out):
-    return _k256(self, out=out)
+    return _k259(self, out=out)
 
 
 minimum = _r.wrapper_Meta_minimum
@@ -552,27 +555,27 @@ mul_Tensor = _r.wrapper_Meta_mul_Tensor
 mul_out = _r.wrapper_Meta_mul_out
 mul__Tensor = _r.wrapper_Meta_mul__Tensor
 
-_k264 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nan_to_num_out_meta', 'Meta', 'ops/native_functions.yaml:3680')
+_k267 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nan_to_num_out_meta', 'Meta', 'ops/native_functions.yaml:3680')
 
 
 def nan_to_num_out(self, nan=None, posinf=None, neginf=None, *, out):
-    return _k264(self, nan, posinf, neginf, out=out)
+    return _k267(self, nan, posinf, neginf, out=out)
 
 
 
-_k265 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_dropout_meta', 'Meta', 'ops/native_functions.yaml:1440')
+_k268 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_dropout_meta', 'Meta', 'ops/native_functions.yaml:1440')
 
 
 def native_dropout(input, p, train):
-    return _k265(input, p, train)
+    return _k268(input, p, train)
 
 
 
-_k266 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_layer_norm_meta', 'Meta', 'ops/native_functions.yaml:1448')
+_k269 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_layer_norm_meta', 'Meta', 'ops/native_functions.yaml:1448')
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
-    return _k266(input, normalized_shape, weight, bias, eps)
+    return _k269(input, normalized_shape, weight, bias, eps)
 
 
 ne_Scalar = _r.wrapper_Meta_ne_Scalar
@@ -585,19 +588,19 @@ neg = _r.wrapper_Meta_neg
 neg_out = _r.wrapper_Meta_neg_out
 neg_ = _r.wrapper_Meta_neg_
 
-_k276 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_meta', 'Meta', 'ops/native_functions.yaml:1486')
+_k279 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_meta', 'Meta', 'ops/native_functions.yaml:1486')
 
 
 def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
-    return _k276(self, target, weight, reduction, ignore_index)
+    return _k279(self, target, weight, reduction, ignore_index)
 
 
 
-_k277 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_out_meta', 'Meta', 'ops/native_functions.yaml:1480')
+_k280 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_out_meta', 'Meta', 'ops/native_functions.yaml:1480')
 
 
 def nll_loss2d_forward_output(self, target, weight, reduction, ignore_index, *, output, total_weight):
-    return _k277(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
+    return _k280(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
 
 
 nll_loss_forward = _r.wrapper_Meta_nll_loss_forward
@@ -607,11 +610,11 @@ norm_ScalarOpt_dim_dtype = _r.wrapper_Meta_norm_ScalarOpt_dim_dtype
 norm_dtype_out = _r.wrapper_Meta_norm_dtype_out
 norm_out = _r.wrapper_Meta_norm_out
 
-_k284 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2139')
+_k287 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2139')
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    return _k284(self, mean, std, generator=generator)
+    return _k287(self, mean, std, generator=generator)
 
 
 pow_Scalar = _r.wrapper_Meta_pow_Scalar
@@ -623,29 +626,29 @@ pow_Tensor_Tensor_out = _r.wrapper_Meta_pow_Tensor_Tensor_out
 pow__Scalar = _r.wrapper_Meta_pow__Scalar
 pow__Tensor = _r.wrapper_Meta_pow__Tensor
 
-_k293 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'prod_meta', 'Meta', 'ops/native_functions.yaml:911')
+_k296 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'prod_meta', 'Meta', 'ops/native_functions.yaml:911')
 
 
 def prod(self, *, dtype=None):
-    return _k293(self, dtype=dtype)
+    return _k296(self, dtype=dtype)
 
 
 prod_dim_int = _r.wrapper_Meta_prod_dim_int
 prod_int_out = _r.wrapper_Meta_prod_int_out
 
-_k296 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2154')
+_k299 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2154')
 
 
 def random__from(self, from_, to, *, generator=None):
-    return _k296(self, from_, to, generator=generator)
+    return _k299(self, from_, to, generator=generator)
 
 
 
-_k297 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2163')
+_k300 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2163')
 
 
 def random__to(self, to, *, generator=None):
-    return _k297(self, to, generator=generator)
+    return _k300(self, to, generator=generator)
 
 
 reciprocal = _r.wrapper_Meta_reciprocal
@@ -655,11 +658,11 @@ remainder_Tensor = _r.wrapper_Meta_remainder_Tensor
 remainder_Tensor_out = _r.wrapper_Meta_remainder_Tensor_out
 remainder__Tensor = _r.wrapper_Meta_remainder__Tensor
 
-_k304 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'roll_meta', 'Meta', 'ops/native_functions.yaml:1789')
+_k307 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'roll_meta', 'Meta', 'ops/native_functions.yaml:1789')
 
 
 def roll(self, shifts, dims=()):
-    return _k304(self, shifts, dims)
+    return _k307(self, shifts, dims)
 
 
 round = _r.wrapper_Meta_round
@@ -709,19 +712,19 @@ sqrt = _r.wrapper_Meta_sqrt
 sqrt_out = _r.wrapper_Meta_sqrt_out
 sqrt_ = _r.wrapper_Meta_sqrt_
 
-_k351 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_meta', 'Meta', 'ops/native_functions.yaml:1088')
+_k354 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_meta', 'Meta', 'ops/native_functions.yaml:1088')
 
 
 def std_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k351(self, dim, correction=correction, keepdim=keepdim)
+    return _k354(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k352 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1096')
+_k355 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1096')
 
 
 def std_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k352(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k355(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 sub_Tensor = _r.wrapper_Meta_sub_Tensor
@@ -738,11 +741,11 @@ tanh_ = _r.wrapper_Meta_tanh_
 topk = _r.wrapper_Meta_topk
 topk_values = _r.wrapper_Meta_topk_values
 
-_k366 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'trace_meta', 'Meta', 'ops/native_functions.yaml:4171')
+_k369 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'trace_meta', 'Meta', 'ops/native_functions.yaml:4171')
 
 
 def trace(self):
-    return _k366(self)
+    return _k369(self)
 
 
 tril = _r.wrapper_Meta_tril
@@ -755,75 +758,75 @@ trunc = _r.wrapper_Meta_trunc
 trunc_out = _r.wrapper_Meta_trunc_out
 trunc_ = _r.wrapper_Meta_trunc_
 
-_k376 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'unfold', 'Meta', 'ops/native_functions.yaml:1600')
+_k379 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'unfold', 'Meta', 'ops/native_functions.yaml:1600')
 
 
 def unfold(self, dimension, size, step):
-    return _k376(self, dimension, size, step)
+    return _k379(self, dimension, size, step)
 
 
 
-_k377 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2130')
+_k380 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2130')
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
-    return _k377(self, from_, to, generator=generator)
+    return _k380(self, from_, to, generator=generator)
 
 
 
-_k378 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_meta', 'Meta', 'ops/native_functions.yaml:1056')
+_k381 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_meta', 'Meta', 'ops/native_functions.yaml:1056')
 
 
 def var_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k378(self, dim, correction=correction, keepdim=keepdim)
+    return _k381(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k379 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1064')
+_k382 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1064')
 
 
 def var_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k379(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k382(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 
-_k380 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view', 'Meta', 'ops/native_functions.yaml:663')
+_k383 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view', 'Meta', 'ops/native_functions.yaml:663')
 
 
 def view(self, size):
-    return _k380(self, size)
+    return _k383(self, size)
 
 
 
-_k381 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_complex', 'Meta', 'ops/native_functions.yaml:1716')
+_k384 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_complex', 'Meta', 'ops/native_functions.yaml:1716')
 
 
 def view_as_complex(self):
-    return _k381(self)
+    return _k384(self)
 
 
 
-_k382 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_real', 'Meta', 'ops/native_functions.yaml:1704')
+_k385 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_real', 'Meta', 'ops/native_functions.yaml:1704')
 
 
 def view_as_real(self):
-    return _k382(self)
+    return _k385(self)
 
 
 
-_k383 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_meta', 'Meta', 'ops/native_functions.yaml:2822')
+_k386 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_meta', 'Meta', 'ops/native_functions.yaml:2822')
 
 
 def where_self(condition, self, other):
-    return _k383(condition, self, other)
+    return _k386(condition, self, other)
 
 
 
-_k384 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_self_out_meta', 'Meta', 'ops/native_functions.yaml:2830')
+_k387 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_self_out_meta', 'Meta', 'ops/native_functions.yaml:2830')
 
 
 def where_self_out(condition, self, other, *, out):
-    return _k384(condition, self, other, out=out)
+    return _k387(condition, self, other, out=out)
 
 
 
@@ -1106,6 +1109,13 @@ OVERLOADS = {
     },
     'cosh_': {
         'default': (cosh_, 'T', 'cosh_(Tensor(a!) self) -> Tensor(a!)'),
+    },
+    'cumprod': {
+        'default': (cumprod, 'TNN', 'cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor'),
+        'out': (cumprod_out, 'TNNT', 'cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'cumprod_': {
+        'default': (cumprod_, 'TNN', 'cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)'),
     },
     'cumsum': {
         'default': (cumsum, 'TNN', 'cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor'),

@@ -22,7 +22,7 @@ from tensordispatch.dispatch.tls import local_state as _local_state
 from tensordispatch.generated import return_types as _RT
 from tensordispatch.tensor.tensor import Tensor as _Tensor
 
-__all__ = ['_conj', '_neg_view', 'abs', 'abs_', 'absolute', 'acos', 'acos_', 'acosh', 'acosh_', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addmv_', 'adjoint', 'alias_copy', 'all', 'allclose', 'amax', 'amin', 'aminmax', 'any', 'arange', 'arccos', 'arccos_', 'arccosh', 'arccosh_', 'arcsin', 'arcsin_', 'arcsinh', 'arcsinh_', 'arctan', 'arctan2', 'arctan_', 'arctanh', 'arctanh_', 'argmax', 'argmin', 'argsort', 'as_strided', 'as_strided_', 'as_strided_copy', 'as_strided_scatter', 'asin', 'asin_', 'asinh', 'asinh_', 'atan', 'atan2', 'atan_', 'atanh', 'atanh_', 'baddbmm', 'bitwise_and', 'bitwise_left_shift', 'bitwise_not', 'bitwise_or', 'bitwise_right_shift', 'bitwise_xor', 'bmm', 'broadcast_to', 'cat', 'ceil', 'ceil_', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clip', 'clip_', 'clone', 'conj', 'conj_physical', 'conj_physical_', 'conv1d', 'conv2d', 'convolution', 'cos', 'cos_', 'cosh', 'cosh_', 'count_nonzero', 'cumsum', 'detach', 'detach_copy', 'diag', 'diag_embed', 'diagonal', 'diagonal_copy', 'diagonal_scatter', 'div', 'divide', 'dot', 'dropout', 'dropout_', 'embedding', 'embedding_renorm_', 'empty', 'empty_like', 'empty_strided', 'eq', 'equal', 'erf', 'erf_', 'exp', 'exp2', 'exp2_', 'exp_', 'expand_copy', 'expm1', 'expm1_', 'eye', 'fill', 'fill_', 'fix', 'fix_', 'flatten', 'flip', 'fliplr', 'flipud', 'floor', 'floor_', 'floor_divide', 'fmod', 'frac', 'frac_', 'full', 'full_like', 'gather', 'ge', 'greater', 'greater_equal', 'gt', 'hypot', 'index_put', 'index_put_', 'index_select', 'is_conj', 'is_neg', 'isclose', 'isfinite', 'isinf', 'isnan', 'isneginf', 'isposinf', 'isreal', 'layer_norm', 'le', 'lerp', 'less', 'less_equal', 'linspace', 'log', 'log10', 'log10_', 'log1p', 'log1p_', 'log2', 'log2_', 'log_', 'log_softmax', 'logaddexp', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'masked_select', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'multiply', 'mv', 'nan_to_num', 'nan_to_num_', 'narrow', 'narrow_copy', 'native_dropout', 'native_layer_norm', 'ne', 'neg', 'neg_', 'negative', 'negative_', 'nonzero', 'norm', 'not_equal', 'ones', 'ones_like', 'outer', 'permute', 'permute_copy', 'positive', 'pow', 'prod', 'rand', 'rand_like', 'randint', 'randn', 'randn_like', 'ravel', 'reciprocal', 'reciprocal_', 'relu', 'relu_', 'remainder', 'reshape', 'resolve_conj', 'resolve_neg', 'roll', 'round', 'round_', 'rsqrt', 'rsqrt_', 'rsub', 'scatter', 'scatter_add', 'select', 'select_copy', 'select_scatter', 'sigmoid', 'sigmoid_', 'sign', 'signbit', 'sin', 'sin_', 'sinh', 'sinh_', 'slice_copy', 'slice_scatter', 'softmax', 'sort', 'split', 'split_copy', 'split_with_sizes', 'split_with_sizes_copy', 'sqrt', 'sqrt_', 'square', 'square_', 'squeeze', 'squeeze_copy', 'stack', 'std', 'sub', 'subtract', 'sum', 'swapaxes', 'swapdims', 't', 't_copy', 'tan', 'tan_', 'tanh', 'tanh_', 'tile', 'topk', 'trace', 'transpose', 'transpose_copy', 'tril', 'triu', 'true_divide', 'trunc', 'trunc_', 'unbind', 'unbind_copy', 'unflatten', 'unfold_copy', 'unsqueeze', 'unsqueeze_copy', 'var', 'view_as_complex', 'view_as_complex_copy', 'view_as_real', 'view_as_real_copy', 'view_copy', 'where', 'zero_', 'zeros', 'zeros_like']
+__all__ = ['_conj', '_neg_view', 'abs', 'abs_', 'absolute', 'acos', 'acos_', 'acosh', 'acosh_', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addmv_', 'adjoint', 'alias_copy', 'all', 'allclose', 'amax', 'amin', 'aminmax', 'any', 'arange', 'arccos', 'arccos_', 'arccosh', 'arccosh_', 'arcsin', 'arcsin_', 'arcsinh', 'arcsinh_', 'arctan', 'arctan2', 'arctan_', 'arctanh', 'arctanh_', 'argmax', 'argmin', 'argsort', 'as_strided', 'as_strided_', 'as_strided_copy', 'as_strided_scatter', 'asin', 'asin_', 'asinh', 'asinh_', 'atan', 'atan2', 'atan_', 'atanh', 'atanh_', 'baddbmm', 'bitwise_and', 'bitwise_left_shift', 'bitwise_not', 'bitwise_or', 'bitwise_right_shift', 'bitwise_xor', 'bmm', 'broadcast_to', 'cat', 'ceil', 'ceil_', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clip', 'clip_', 'clone', 'conj', 'conj_physical', 'conj_physical_', 'conv1d', 'conv2d', 'convolution', 'cos', 'cos_', 'cosh', 'cosh_', 'count_nonzero', 'cumprod', 'cumsum', 'detach', 'detach_copy', 'diag', 'diag_embed', 'diagonal', 'diagonal_copy', 'diagonal_scatter', 'div', 'divide', 'dot', 'dropout', 'dropout_', 'embedding', 'embedding_renorm_', 'empty', 'empty_like', 'empty_strided', 'eq', 'equal', 'erf', 'erf_', 'exp', 'exp2', 'exp2_', 'exp_', 'expand_copy', 'expm1', 'expm1_', 'eye', 'fill', 'fill_', 'fix', 'fix_', 'flatten', 'flip', 'fliplr', 'flipud', 'floor', 'floor_', 'floor_divide', 'fmod', 'frac', 'frac_', 'full', 'full_like', 'gather', 'ge', 'greater', 'greater_equal', 'gt', 'hypot', 'index_put', 'index_put_', 'index_select', 'is_conj', 'is_neg', 'isclose', 'isfinite', 'isinf', 'isnan', 'isneginf', 'isposinf', 'isreal', 'layer_norm', 'le', 'lerp', 'less', 'less_equal', 'linspace', 'log', 'log10', 'log10_', 'log1p', 'log1p_', 'log2', 'log2_', 'log_', 'log_softmax', 'logaddexp', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'masked_select', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'multiply', 'mv', 'nan_to_num', 'nan_to_num_', 'narrow', 'narrow_copy', 'native_dropout', 'native_layer_norm', 'ne', 'neg', 'neg_', 'negative', 'negative_', 'nonzero', 'norm', 'not_equal', 'ones', 'ones_like', 'outer', 'permute', 'permute_copy', 'positive', 'pow', 'prod', 'rand', 'rand_like', 'randint', 'randn', 'randn_like', 'ravel', 'reciprocal', 'reciprocal_', 'relu', 'relu_', 'remainder', 'reshape', 'resolve_conj', 'resolve_neg', 'roll', 'round', 'round_', 'rsqrt', 'rsqrt_', 'rsub', 'scatter', 'scatter_add', 'select', 'select_copy', 'select_scatter', 'sigmoid', 'sigmoid_', 'sign', 'signbit', 'sin', 'sin_', 'sinh', 'sinh_', 'slice_copy', 'slice_scatter', 'softmax', 'sort', 'split', 'split_copy', 'split_with_sizes', 'split_with_sizes_copy', 'sqrt', 'sqrt_', 'square', 'square_', 'squeeze', 'squeeze_copy', 'stack', 'std', 'sub', 'subtract', 'sum', 'swapaxes', 'swapdims', 't', 't_copy', 'tan', 'tan_', 'tanh', 'tanh_', 'tile', 'topk', 'trace', 'transpose', 'transpose_copy', 'tril', 'triu', 'true_divide', 'trunc', 'trunc_', 'unbind', 'unbind_copy', 'unflatten', 'unfold_copy', 'unsqueeze', 'unsqueeze_copy', 'var', 'view_as_complex', 'view_as_complex_copy', 'view_as_real', 'view_as_real_copy', 'view_copy', 'where', 'zero_', 'zeros', 'zeros_like']
 
 from tensordispatch.ops.deferred import deferred_entry as _deferred
 
@@ -167,6 +167,8 @@ _E_cos_out = _deferred(_G, '_E_cos_out', 'cos.out')
 _E_cosh = _deferred(_G, '_E_cosh', 'cosh')
 _E_cosh_ = _deferred(_G, '_E_cosh_', 'cosh_')
 _E_cosh_out = _deferred(_G, '_E_cosh_out', 'cosh.out')
+_E_cumprod = _deferred(_G, '_E_cumprod', 'cumprod')
+_E_cumprod_out = _deferred(_G, '_E_cumprod_out', 'cumprod.out')
 _E_cumsum = _deferred(_G, '_E_cumsum', 'cumsum')
 _E_cumsum_out = _deferred(_G, '_E_cumsum_out', 'cumsum.out')
 _E_detach = _deferred(_G, '_E_detach', 'detach')
@@ -1684,6 +1686,29 @@ def cosh_(input):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('cosh_', _e, ('input',), False) from None
+
+
+def cumprod(input=_REQ, dim=_REQ, *_td_more, dtype=_NO, out=None):
+    if _td_more: raise _extra_arguments('cumprod', False)
+    try:
+        if out is None:
+            if dtype is _NO:
+                _r = _E_cumprod.entry_function(input, dim)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                _r = _E_cumprod.entry_function(input, dim, **_kw)
+            return _r
+        else:
+            if dtype is _NO:
+                _r = _E_cumprod_out.entry_function(input, dim, out=out)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                _r = _E_cumprod_out.entry_function(input, dim, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('cumprod', _e, ('input', 'dim'), False) from None
 
 
 def cumsum(input=_REQ, dim=_REQ, *_td_more, dtype=_NO, out=None):

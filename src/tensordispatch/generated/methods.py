@@ -130,6 +130,8 @@ _E_cos = _deferred(_G, '_E_cos', 'cos')
 _E_cos_ = _deferred(_G, '_E_cos_', 'cos_')
 _E_cosh = _deferred(_G, '_E_cosh', 'cosh')
 _E_cosh_ = _deferred(_G, '_E_cosh_', 'cosh_')
+_E_cumprod = _deferred(_G, '_E_cumprod', 'cumprod')
+_E_cumprod_ = _deferred(_G, '_E_cumprod_', 'cumprod_')
 _E_cumsum = _deferred(_G, '_E_cumsum', 'cumsum')
 _E_cumsum_ = _deferred(_G, '_E_cumsum_', 'cumsum_')
 _E_detach = _deferred(_G, '_E_detach', 'detach')
@@ -1505,6 +1507,36 @@ def _m_cosh_(self):
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('cosh_', _e, (), True) from None
 _m_cosh_.__name__ = _m_cosh_.__qualname__ = 'cosh_'
+
+
+def _m_cumprod(self, dim=_REQ, *_td_more, dtype=_NO):
+    if _td_more: raise _extra_arguments('cumprod', True)
+    try:
+        if dtype is _NO:
+            _r = _E_cumprod.entry_function(self, dim)
+        else:
+            _kw = {}
+            if dtype is not _NO: _kw['dtype'] = dtype
+            _r = _E_cumprod.entry_function(self, dim, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('cumprod', _e, ('dim',), True) from None
+_m_cumprod.__name__ = _m_cumprod.__qualname__ = 'cumprod'
+
+
+def _m_cumprod_(self, dim=_REQ, *_td_more, dtype=_NO):
+    if _td_more: raise _extra_arguments('cumprod_', True)
+    try:
+        if dtype is _NO:
+            _r = _E_cumprod_.entry_function(self, dim)
+        else:
+            _kw = {}
+            if dtype is not _NO: _kw['dtype'] = dtype
+            _r = _E_cumprod_.entry_function(self, dim, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('cumprod_', _e, ('dim',), True) from None
+_m_cumprod_.__name__ = _m_cumprod_.__qualname__ = 'cumprod_'
 
 
 def _m_cumsum(self, dim=_REQ, *_td_more, dtype=_NO):
@@ -4663,6 +4695,8 @@ METHODS = {
     'cosh': _m_cosh,
     'cosh_': _m_cosh_,
     'count_nonzero': _m_count_nonzero,
+    'cumprod': _m_cumprod,
+    'cumprod_': _m_cumprod_,
     'cumsum': _m_cumsum,
     'cumsum_': _m_cumsum_,
     'data': _m_data,

@@ -137,6 +137,8 @@ NAMES = {
         'cosh_',
         'count_nonzero',
         'cross_entropy_loss',
+        'cumprod',
+        'cumprod_',
         'cumsum',
         'cumsum_',
         'detach',

@@ -130,11 +130,24 @@ def _complex_logaddexp(a: Any, b: Any) -> Any:
     return high + np.log1p(np.exp(low - high))
 
 
+def cumprod_out(pre: Any, self: Tensor, dim: int, dtype: Any, out: Tensor) -> None:
+    """cumprod.out's impl (``pre`` is the wrapped dim), cumsum_out's way: NumPy's running
+    product in the result dtype."""
+    from tensordispatch.backends.overlap import check_written
+
+    check_written(out, (self,))
+    data = self._data if self.dim() else self._data.reshape(1)
+    with quiet_fp():  # integer overflow wraps, float overflow is inf, as torch's
+        result = np.cumprod(data, axis=pre, dtype=out.dtype._numpy)
+    np.copyto(out._data, result.reshape(out._data.shape))
+
+
 M1_CPU_KERNELS: dict[str, Any] = {
     "isposinf_out": _float_test(np.isposinf),
     "isneginf_out": _float_test(np.isneginf),
     "signbit_out": signbit_out,
     "nan_to_num_out": nan_to_num_out,
+    "cumprod_out": cumprod_out,
     "trace_cpu": trace,  # op-based: the same function is the Meta kernel
     **{f"{fn.__name__}_out": _unary(fn, fn.__name__) for fn in (
         np.sinh, np.cosh, np.log2, np.log10, np.exp2)},  # fmt: skip

@@ -52,6 +52,19 @@ def _binary_float(outs: Any, self: Tensor, other: Tensor) -> Any:
     return pointwise(outs, (self, other), int_to_float=True)
 
 
+def cumprod(outs: Any, self: Tensor, dim: int, dtype: Any = None) -> Any:
+    """cumprod's meta function (cumsum's rules: integers and bool multiply in int64 unless
+    ``dtype`` is given; the computation dim is the ``pre`` the impl receives)."""
+    from tensordispatch.backends.common import wrap_dim
+    from tensordispatch.backends.meta.reductions import promoted_int64
+
+    d = wrap_dim(dim, self.dim())
+    dt = promoted_int64(self, dtype) if outs is None or dtype is not None else outs[0].dtype
+    if dt is _dt.bool and self.numel() and self.dim() and self.device.type != "meta":
+        raise NotImplementedError("\"cumprod_out_cpu\" not implemented for 'Bool'")
+    return ((self._shape, None, dt),), d
+
+
 def nan_to_num_spec(self: Tensor, out: Tensor) -> Any:
     """nan_to_num.out's checks (out keeps the input's dtype) and its output spec.
 
@@ -94,6 +107,7 @@ M1_META_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "fmod.Tensor": _binary,
     "hypot": _binary,
     "logaddexp": _binary,
+    "cumprod": cumprod,
 }
 
 def trace(self: Tensor) -> Tensor:
