@@ -91,24 +91,30 @@ def _logical(name: str, input: Any, dim: Any, keepdim: bool, out: Any) -> Any:
 _ALL: Any = object()
 
 
-def all(input: Any, dim: Any = _ALL, keepdim: bool = False, *, out: Any = None) -> Any:
+def all(input: Any = REQUIRED, dim: Any = _ALL, keepdim: bool = False, *, out: Any = None) -> Any:
     """torch.all: whether every element (over ``dim``) is nonzero.
 
     >>> import tensordispatch as td
     >>> td.all(td.tensor([[1, 0], [1, 1]]), 1).tolist()
     [False, True]
     """
-    return _logical("all", input, dim, keepdim, out)
+    try:
+        return _logical("all", input, dim, keepdim, out)
+    except ArgumentTypeError:  # torch's parser matched no signature
+        raise combination_error("all", called_as_method(sys._getframe())) from None
 
 
-def any(input: Any, dim: Any = _ALL, keepdim: bool = False, *, out: Any = None) -> Any:
+def any(input: Any = REQUIRED, dim: Any = _ALL, keepdim: bool = False, *, out: Any = None) -> Any:
     """torch.any: whether some element (over ``dim``) is nonzero.
 
     >>> import tensordispatch as td
     >>> td.any(td.tensor([[1, 0], [0, 0]]), (0, 1)).item()
     True
     """
-    return _logical("any", input, dim, keepdim, out)
+    try:
+        return _logical("any", input, dim, keepdim, out)
+    except ArgumentTypeError:  # torch's parser matched no signature
+        raise combination_error("any", called_as_method(sys._getframe())) from None
 
 
 def norm(
