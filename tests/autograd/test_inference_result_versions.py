@@ -91,7 +91,6 @@ def _version(r: Any) -> tuple[bool, int | str]:
 
 
 def _observe(m: Any, name: str, how: str) -> tuple[bool, int | str]:
-    inside = how == "inference tensors inside"
     with m.inference_mode() if how.startswith("inference") else contextlib.nullcontext():
         t = _inputs(m)
     if how == "requiring grad":

@@ -37,15 +37,14 @@ COMPLEX_ROOT: dict[str, Case] = {
     "imag of a conj": (lambda m, y: y.conj().imag, _mul(2)),
     "element of imag": (lambda m, y: y.imag[1], _mul(2)),
     "imag of a transpose": (lambda m, y: y.t().imag, _mul(2)),
-    "view_as_complex of view_as_real": (
-        lambda m, y: m.view_as_complex(m.view_as_real(y)), _mul(2)
-    ),
+    "view_as_complex of view_as_real": (lambda m, y: m.view_as_complex(m.view_as_real(y)), _mul(2)),
 }
 # view made from the clone y of a real (3, 2) leaf
 REAL_ROOT: dict[str, Case] = {
     "view_as_complex": (lambda m, y: m.view_as_complex(y), _mul(2j)),
     "view_as_complex, root written": (
-        lambda m, y: m.view_as_complex(y), lambda m, v: v._base.mul_(2)
+        lambda m, y: m.view_as_complex(y),
+        lambda m, v: v._base.mul_(2),
     ),
     "rows of view_as_complex": (lambda m, y: m.view_as_complex(y)[1:], _mul(1 + 1j)),
     "conj of view_as_complex": (lambda m, y: m.view_as_complex(y).conj(), _mul(1 + 1j)),

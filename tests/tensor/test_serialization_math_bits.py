@@ -66,11 +66,15 @@ def test_deepcopy_of_a_non_leaf_raises_torchs_message() -> None:
         with pytest.raises(RuntimeError) as info:
             copy.deepcopy(y)
         messages.append(str(info.value))
-    assert messages[1] == messages[0] == (
-        "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
-        "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
-        "because of a torch.nn.utils.weight_norm usage, see "
-        "https://github.com/pytorch/pytorch/pull/103001"
+    assert (
+        messages[1]
+        == messages[0]
+        == (
+            "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+            "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
+            "because of a torch.nn.utils.weight_norm usage, see "
+            "https://github.com/pytorch/pytorch/pull/103001"
+        )
     )
 
 

@@ -42,7 +42,10 @@ from collections.abc import Callable
 from typing import Any
 
 from tensordispatch.autograd.ad_inplace import _below_ad_inplace_or_view
-from tensordispatch.dispatch.keyset import AFTER_AD_INPLACE_OR_VIEW_RAW, AUTOGRAD_DISPATCH_KEYSET_RAW
+from tensordispatch.dispatch.keyset import (
+    AFTER_AD_INPLACE_OR_VIEW_RAW,
+    AUTOGRAD_DISPATCH_KEYSET_RAW,
+)
 from tensordispatch.tensor import Tensor
 from tensordispatch.tensor.inference import INFERENCE_VC
 from tensordispatch.tensor.tensor import VersionCounter
@@ -102,7 +105,9 @@ def _non_empty_result(result: Any, *a: Any, **k: Any) -> Counts:
     return (0,) if _numel(result) == 0 else (1,)
 
 
-def _addbmm(_: Any, self: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Counts:
+def _addbmm(
+    _: Any, self: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1
+) -> Counts:
     """A copy of ``self`` (and a scaling unless beta is 0), then one addmm_ per batch."""
     return (1 + (beta != 0) + max(batch1._shape[0], 1),)
 
@@ -125,16 +130,37 @@ ONE, TWO = (1,), (2,)
 RESULT_VERSIONS: dict[str, Counts | Rule] = {
     **dict.fromkeys(
         [
-            "_to_copy", "abs", "amax", "baddbmm", "clone", "dot", "fill.Scalar", "logsumexp",
-            "max", "min", "mv", "prod", "prod.dim_int", "scatter.src", "scatter_add", "sum",
+            "_to_copy",
+            "abs",
+            "amax",
+            "baddbmm",
+            "clone",
+            "dot",
+            "fill.Scalar",
+            "logsumexp",
+            "max",
+            "min",
+            "mv",
+            "prod",
+            "prod.dim_int",
+            "scatter.src",
+            "scatter_add",
+            "sum",
             "sum.dim_IntList",
         ],
         ONE,
     ),
     **dict.fromkeys(
         [
-            "as_strided_scatter", "diagonal_scatter", "index_put", "masked_fill.Scalar",
-            "masked_fill.Tensor", "mean", "mean.dim", "select_scatter", "slice_scatter",
+            "as_strided_scatter",
+            "diagonal_scatter",
+            "index_put",
+            "masked_fill.Scalar",
+            "masked_fill.Tensor",
+            "mean",
+            "mean.dim",
+            "select_scatter",
+            "slice_scatter",
         ],
         TWO,
     ),
@@ -201,7 +227,7 @@ def make_result_version_kernel(name: str, counts: Counts | Rule) -> Callable[...
         result = _below_ad_inplace_or_view(op, raw & AFTER_AD_INPLACE_OR_VIEW_RAW, args, kwargs)
         if raw & _AUTOGRAD_RAW:  # a normal tensor among the arguments: torch's guard ran
             return result
-        wanted = counts if type(counts) is tuple else counts(result, *args, **kwargs)
+        wanted = counts if isinstance(counts, tuple) else counts(result, *args, **kwargs)
         _set_versions(result, wanted, args)
         return result
 

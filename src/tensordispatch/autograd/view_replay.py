@@ -104,8 +104,8 @@ def view_history(base: Tensor, view: Tensor) -> Node:
     from tensordispatch.autograd.grad_mode import enable_grad
 
     with enable_grad():
-        fn = _replay(base, view)._autograd_meta.grad_fn
-    return fn  # type: ignore[no-any-return]
+        replayed = _replay(base, view)
+    return replayed._autograd_meta.grad_fn  # type: ignore[union-attr,no-any-return]
 
 
 def reinterpreted_view(t: Tensor, base: Tensor, geometry: tuple[Any, ...], dtype: Any) -> Tensor:

@@ -48,18 +48,18 @@ import re
 import weakref
 from typing import Any
 
-from tensordispatch.autograd.view_replay import (
-    from_view_dtype,
-    reinterpreted_view,
-    to_view_dtype,
-    view_history,
-)
 from tensordispatch.autograd.graph import (
     NO_ACCUMULATOR,
     Node,
     TensorMeta,
     gradient_edge,
     meta_of,
+)
+from tensordispatch.autograd.view_replay import (
+    from_view_dtype,
+    reinterpreted_view,
+    to_view_dtype,
+    view_history,
 )
 from tensordispatch.dispatch.tls import local_state
 from tensordispatch.ops.deferred import deferred_op as _deferred_op

@@ -86,7 +86,7 @@ def test_views_with_bits_after_mutations_match_torch(name: str, remove: str) -> 
     for m in (torch, td):
         x = m.tensor(X)
         try:
-            out = m.func.functionalize(lambda t: BIT_PROGRAMS[name](m, t), remove=remove)(x)
+            out = m.func.functionalize(lambda t, m=m: BIT_PROGRAMS[name](m, t), remove=remove)(x)
         except RuntimeError as e:
             got.append(str(e))
             continue
@@ -102,10 +102,14 @@ def test_view_as_real_of_a_conj_view_is_refused_as_torch(name: str) -> None:
     messages = []
     for m in (torch, td):
         with pytest.raises(RuntimeError) as info:
-            m.func.functionalize(lambda t: BIT_PROGRAMS[name](m, t))(m.tensor(X))
+            m.func.functionalize(lambda t, m=m: BIT_PROGRAMS[name](m, t))(m.tensor(X))
         messages.append(str(info.value))
-    assert messages[1] == messages[0] == (
-        "view_as_real doesn't work on unresolved conjugated tensors.  To resolve the conjugate "
-        "tensor so you can view it as real, use self.resolve_conj(); however, be warned that "
-        "the resulting tensor will NOT alias the original."
+    assert (
+        messages[1]
+        == messages[0]
+        == (
+            "view_as_real doesn't work on unresolved conjugated tensors.  To resolve the conjugate "
+            "tensor so you can view it as real, use self.resolve_conj(); however, be warned that "
+            "the resulting tensor will NOT alias the original."
+        )
     )
