@@ -394,9 +394,14 @@ def test_meta_boolean_index_message() -> None:
 
 
 def test_scatter_binding_needs_exactly_one_source() -> None:
+    # torch's parser: no signature takes neither (tests/ops/test_binding_argument_counts.py
+    # compares the whole text with torch's)
     with pytest.raises(TypeError) as e:
         td.ones(2).scatter(0, td.tensor([0]))
-    assert str(e.value) == "scatter(): pass exactly one of src (a Tensor) or value (a number)"
+    assert str(e.value).startswith(
+        "scatter() received an invalid combination of arguments - got (int, Tensor), but "
+        "expected one of:\n * (int dim, Tensor index, Tensor src)\n"
+    )
 
 
 @pytest.mark.parametrize(("case", "fn"), ERRORS, ids=[c for c, _ in ERRORS])

@@ -24,6 +24,7 @@ from tensordispatch.dispatch.tls import local_state
 from tensordispatch.ops.binding_errors import (
     REQUIRED,
     called_as_method,
+    combination_error,
     extra_arguments,
     missing_list,
     sequence_error,
@@ -300,8 +301,8 @@ def randint(
 
 
 def _scatter_overload(base: str, value: Any, src: Any, reduce: Any) -> tuple[str, Any]:
-    if (value is _NO) == (src is _NO):
-        raise TypeError(f"{base}(): pass exactly one of src (a Tensor) or value (a number)")
+    if (value is _NO) == (src is _NO):  # no signature of torch's takes both or neither
+        raise ArgumentTypeError(f"{base}(): pass exactly one of src or value")
     source = src if src is not _NO else value
     kind = "src" if isinstance(source, Tensor) else "value"
     if reduce is not None:
@@ -310,26 +311,32 @@ def _scatter_overload(base: str, value: Any, src: Any, reduce: Any) -> tuple[str
 
 
 def scatter(
-    input: Tensor, dim: int, index: Tensor, src: Any = _NO, *, value: Any = _NO,
-    reduce: Any = None, out: Tensor | None = None,
+    input: Tensor = REQUIRED, dim: int = REQUIRED, index: Tensor = REQUIRED, src: Any = _NO, *,
+    value: Any = _NO, reduce: Any = None, out: Tensor | None = None,
 ) -> Tensor:  # fmt: skip
     """torch.scatter / Tensor.scatter: the src, value, reduce and value_reduce overloads."""
-    name, source = _scatter_overload("scatter", value, src, reduce)
-    kw: dict[str, Any] = {} if reduce is None else {"reduce": reduce}
-    if out is not None:
-        name += "_out"
-        return op(name)(input, dim, index, source, out=out, **kw)  # type: ignore[no-any-return]
-    return op(name)(input, dim, index, source, **kw)  # type: ignore[no-any-return]
+    try:
+        name, source = _scatter_overload("scatter", value, src, reduce)
+        kw: dict[str, Any] = {} if reduce is None else {"reduce": reduce}
+        if out is not None:
+            name += "_out"
+            return op(name)(input, dim, index, source, out=out, **kw)  # type: ignore[no-any-return]
+        return op(name)(input, dim, index, source, **kw)  # type: ignore[no-any-return]
+    except ArgumentTypeError:  # torch's parser matched no signature
+        raise combination_error("scatter", called_as_method(sys._getframe())) from None
 
 
 def scatter_(
-    self: Tensor, dim: int, index: Tensor, src: Any = _NO, *, value: Any = _NO,
-    reduce: Any = None,
+    self: Tensor, dim: int = REQUIRED, index: Tensor = REQUIRED, src: Any = _NO, *,
+    value: Any = _NO, reduce: Any = None,
 ) -> Tensor:  # fmt: skip
     """Tensor.scatter_: the in-place overloads."""
-    name, source = _scatter_overload("scatter_", value, src, reduce)
-    kw: dict[str, Any] = {} if reduce is None else {"reduce": reduce}
-    return op(name)(self, dim, index, source, **kw)  # type: ignore[no-any-return]
+    try:
+        name, source = _scatter_overload("scatter_", value, src, reduce)
+        kw: dict[str, Any] = {} if reduce is None else {"reduce": reduce}
+        return op(name)(self, dim, index, source, **kw)  # type: ignore[no-any-return]
+    except ArgumentTypeError:  # torch's parser matched no signature
+        raise combination_error("scatter_", True) from None
 
 
 def split(tensor: Tensor, split_size_or_sections: Any = _NO, dim: int = 0, *,
