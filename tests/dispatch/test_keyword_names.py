@@ -249,3 +249,12 @@ def test_an_explicit_none_default_is_dropped_like_torch(both: tuple[str, Library
         (2, (1,), {}),
         (3, (None, 4), {}),
     ]
+
+
+def test_a_name_of_the_generated_code_is_renamed_too(both: tuple[str, Library, Any]) -> None:
+    ours, theirs, (our_log, their_log) = _define_seen(both, "Tensor self, int _td_e=1, int _NO=2")
+    for r, x in ((ours, T()), (theirs, torch.ones(1))):
+        r(x, _td_e=5)
+        r(x, 3, _NO=4)
+        r(x)
+    assert our_log == their_log == [(2, (5,), {}), (3, (3, 4), {}), (1, (), {})]
