@@ -52,6 +52,8 @@ CALLS: dict[str, Callable[[Any], Any]] = {
                                    m.tensor([1.0 + 1e-9, math.nan, math.inf, 2.1])),  # fmt: skip
     "isclose equal_nan": lambda m: m.tensor([math.nan, 1.0]).isclose(m.tensor([math.nan, 1.2]), 0.1, 0.1, True),
     "isclose ints": lambda m: m.isclose(m.tensor([1, 2, 100]), m.tensor([1, 3, 101]), rtol=0.01),
+    "isclose uint8 no wrap": lambda m: m.isclose(m.tensor([5], dtype=m.uint8), m.tensor([7], dtype=m.uint8), 0, 3),
+    "isclose int64 in float": lambda m: m.isclose(m.tensor([2**40 + 1]), m.tensor([2**40]), 0, 0.5),
     "isclose bool": lambda m: m.isclose(m.tensor([True, False]), m.tensor([True, True])),
     "isclose zero tolerance": lambda m: m.isclose(m.tensor([1.0]), m.tensor([1.0]), 0.0, 0.0),
 }

@@ -163,6 +163,13 @@ def count_nonzero_dim_IntList(self: Tensor, dim: Any) -> Tensor:  # noqa: N802 -
     from tensordispatch.backends.common import wrap_dim
     from tensordispatch.tensor.dtypes import int64
 
+    # Note [Limited unsigned dtypes]: torch's full count has no loop for them; over given
+    # dims it is (self != 0).sum(dims), which they have
+    limited = self.dtype._category < 0 and self.device.type == "cpu"
+    if limited and not list(dim):
+        from tensordispatch.backends.cpu.pointwise import not_implemented
+
+        raise not_implemented("nonzero_count_cpu", self.dtype)
     dims = [wrap_dim(int(d), self.dim()) for d in dim]
     for i, d in enumerate(dims):
         if d in dims[:i]:

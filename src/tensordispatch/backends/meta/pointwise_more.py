@@ -123,6 +123,8 @@ def trace(self: Tensor) -> Tensor:
 
     if self.dim() != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.dim()}")
+    if self.dtype._category < 0 and self.device.type == "cpu":  # Note [Limited unsigned dtypes]
+        raise NotImplementedError(f"\"trace\" not implemented for '{scalar_type_name(self.dtype)}'")
     return op("sum")(op("diagonal")(self))  # type: ignore[no-any-return]
 
 
