@@ -10,6 +10,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+import tensordispatch as td
 import tensordispatch.tensor as tdt
 from tensordispatch.tensor.tensor import (
     Tensor,
@@ -500,3 +501,20 @@ def test_new_cpu_tensor_matches_make() -> None:
     assert fast._data is data
     assert type(fast) is Tensor
     assert fast._version == 0 and not fast.requires_grad
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 3), (0, 2), (2, 0), (1, 1, 1)])
+def test_iteration_gives_the_rows_as_torch(shape: tuple[int, ...]) -> None:
+    values = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    ours = [r.tolist() for r in td.from_numpy(values.copy())]
+    theirs = [r.tolist() for r in torch.from_numpy(values.copy())]
+    assert ours == theirs
+
+
+def test_iterating_a_0_dim_tensor_is_refused_as_torch() -> None:
+    with pytest.raises(TypeError) as ours:
+        list(td.tensor(2))
+    with pytest.raises(TypeError) as theirs:
+        list(torch.tensor(2))
+    assert str(ours.value) == str(theirs.value) == "iteration over a 0-d tensor"
+    assert td.zeros(td.tensor(2)).shape == tuple(torch.zeros(torch.tensor(2)).shape) == (2,)

@@ -6,6 +6,7 @@ reads the CPU payload `_data` (a NumPy array) and fails clearly for tensors with
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -78,6 +79,19 @@ class TensorValues:
         if self._key_set is not _CPU_KS and self._key_set & _MATH_BITS_RAW:
             return resolved_values(self._data, self._key_set).item()
         return self._data.item()
+
+    def __iter__(self) -> Iterator[Any]:
+        """The tensor's rows (``t[0]``, ``t[1]``, ...: views, as indexing gives them); a 0-dim
+        tensor refuses, as torch's (so ``list(td.tensor(2))`` raises instead of giving []).
+
+        >>> import tensordispatch as td
+        >>> [r.tolist() for r in td.tensor([[1, 2], [3, 4]])]
+        [[1, 2], [3, 4]]
+        """
+        shape = self.shape  # type: ignore[attr-defined]
+        if not shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(shape[0]))  # type: ignore[index]
 
     def tolist(self) -> Any:
         """The values as (nested) Python lists of Python numbers; a number for 0-dim."""
