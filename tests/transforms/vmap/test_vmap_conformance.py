@@ -44,6 +44,8 @@ SKIP = {
     "arange",
     "empty",
     "empty_like",
+    "new_empty",  # uninitialized values, as empty_like
+    "new_empty_strided",
     "empty_strided",
     "eye",
     "full",
