@@ -62,7 +62,9 @@ def test_values_match_torch(name: str, left: str, right: str) -> None:
 @pytest.mark.parametrize("other", [3, -2, 2.5, True])
 @pytest.mark.parametrize("dtype", ["int32", "float32", "int64"])
 def test_fmod_number_matches_torch(dtype: str, other: Any) -> None:
-    kind, expected = _outcome(lambda: torch.fmod(torch.tensor([7, -7, 0]).to(getattr(torch, dtype)), other))
+    kind, expected = _outcome(
+        lambda: torch.fmod(torch.tensor([7, -7, 0]).to(getattr(torch, dtype)), other)
+    )
     got_kind, got = _outcome(lambda: td.fmod(td.tensor([7, -7, 0]).to(getattr(td, dtype)), other))
     assert (got_kind, kind) == ("ok", "ok") or (got_kind, got) == (kind, expected)
     if kind == "ok":
@@ -101,7 +103,9 @@ def test_fmod_scalar_inplace_and_out() -> None:
 
 @pytest.mark.parametrize("name", ["atan2", "fmod", "hypot", "logaddexp"])
 def test_meta_matches_torch(name: str) -> None:
-    expected = getattr(torch, name)(torch.ones(2, 3, device="meta").t(), torch.ones(3, 1, device="meta"))
+    expected = getattr(torch, name)(
+        torch.ones(2, 3, device="meta").t(), torch.ones(3, 1, device="meta")
+    )
     got = getattr(td, name)(td.ones(2, 3, device="meta").t(), td.ones(3, 1, device="meta"))
     assert (tuple(got.shape), got.stride()) == (tuple(expected.shape), expected.stride())
 
@@ -128,7 +132,9 @@ def test_gradients_match_torch(name: str) -> None:
 def test_complex_logaddexp_matches_torch() -> None:
     a = [0.3 + 0.2j, -0.7j, 30 + 1j, -2.5 + 0.1j]
     b = [1.0 - 1j, 2j, -30.0, 0.5]
-    _close(torch.logaddexp(torch.tensor(a), torch.tensor(b)), td.logaddexp(td.tensor(a), td.tensor(b)))
+    _close(
+        torch.logaddexp(torch.tensor(a), torch.tensor(b)), td.logaddexp(td.tensor(a), td.tensor(b))
+    )
 
 
 ERRORS = {

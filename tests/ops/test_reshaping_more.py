@@ -48,11 +48,16 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "argsort": lambda m: m.argsort(m.tensor([3.0, 1.0, 2.0, 1.0])),
     "argsort dim descending": lambda m: _grid(m).argsort(1, True),
     "argsort stable": lambda m: m.argsort(m.tensor([2, 1, 2, 1]), stable=True, descending=True),
-    "isclose": lambda m: m.isclose(m.tensor([1.0, math.nan, math.inf, 2.0]),
-                                   m.tensor([1.0 + 1e-9, math.nan, math.inf, 2.1])),  # fmt: skip
-    "isclose equal_nan": lambda m: m.tensor([math.nan, 1.0]).isclose(m.tensor([math.nan, 1.2]), 0.1, 0.1, True),
+    "isclose": lambda m: m.isclose(
+        m.tensor([1.0, math.nan, math.inf, 2.0]), m.tensor([1.0 + 1e-9, math.nan, math.inf, 2.1])
+    ),
+    "isclose equal_nan": lambda m: m.tensor([math.nan, 1.0]).isclose(
+        m.tensor([math.nan, 1.2]), 0.1, 0.1, True
+    ),
     "isclose ints": lambda m: m.isclose(m.tensor([1, 2, 100]), m.tensor([1, 3, 101]), rtol=0.01),
-    "isclose uint8 no wrap": lambda m: m.isclose(m.tensor([5], dtype=m.uint8), m.tensor([7], dtype=m.uint8), 0, 3),
+    "isclose uint8 no wrap": lambda m: m.isclose(
+        m.tensor([5], dtype=m.uint8), m.tensor([7], dtype=m.uint8), 0, 3
+    ),
     "isclose int64 in float": lambda m: m.isclose(m.tensor([2**40 + 1]), m.tensor([2**40]), 0, 0.5),
     "isclose bool": lambda m: m.isclose(m.tensor([True, False]), m.tensor([True, True])),
     "isclose zero tolerance": lambda m: m.isclose(m.tensor([1.0]), m.tensor([1.0]), 0.0, 0.0),
@@ -84,7 +89,9 @@ BOOLS: dict[str, Callable[[Any], Any]] = {
     "equal nan": lambda m: m.tensor([math.nan]).equal(m.tensor([math.nan])),
     "allclose": lambda m: m.allclose(m.tensor([1.0, 2.0]), m.tensor([1.0, 2.0 + 1e-7])),
     "allclose far": lambda m: m.tensor([1.0, 2.0]).allclose(m.tensor([1.0, 2.5]), atol=0.1),
-    "allclose nan": lambda m: m.allclose(m.tensor([math.nan]), m.tensor([math.nan]), equal_nan=True),
+    "allclose nan": lambda m: m.allclose(
+        m.tensor([math.nan]), m.tensor([math.nan]), equal_nan=True
+    ),
 }
 
 
@@ -146,9 +153,9 @@ ERRORS: dict[str, Callable[[Any], Any]] = {
 
 @pytest.mark.parametrize("case", sorted(ERRORS))
 def test_errors_match_torch(case: str) -> None:
-    with pytest.raises(Exception) as expected:  # noqa: PT011 - compared below
+    with pytest.raises(Exception) as expected:
         ERRORS[case](torch)
-    with pytest.raises(Exception) as got:  # noqa: PT011
+    with pytest.raises(Exception) as got:
         ERRORS[case](td)
     assert type(got.value).__name__ == type(expected.value).__name__
     assert str(got.value).replace("tensordispatch", "torch") == str(expected.value)
@@ -187,4 +194,7 @@ def test_trace_on_meta_matches_torch(dtype: str) -> None:
     expected = torch.ones(3, 3, device="meta", dtype=getattr(torch, dtype)).trace()
     got = td.ones(3, 3, device="meta", dtype=getattr(td, dtype)).trace()
     assert (got.device.type, got.dtype.name, tuple(got.shape)) == (
-        "meta", str(expected.dtype).split(".")[-1], ())
+        "meta",
+        str(expected.dtype).split(".")[-1],
+        (),
+    )

@@ -78,7 +78,10 @@ def test_meta_matches_torch(name: str) -> None:
     expected = getattr(torch, name)(torch.ones(2, 3, device="meta", dtype=torch.int32).t())
     got = getattr(td, name)(td.ones(2, 3, device="meta", dtype=td.int32).t())
     assert (str(got.dtype).split(".")[-1], got.shape, got.stride()) == (
-        str(expected.dtype).split(".")[-1], tuple(expected.shape), expected.stride())
+        str(expected.dtype).split(".")[-1],
+        tuple(expected.shape),
+        expected.stride(),
+    )
 
 
 @pytest.mark.parametrize("name", FUNCTIONS + sorted(ALIASES))
@@ -90,7 +93,9 @@ def test_gradients_match_torch(name: str) -> None:
     assert type(rb.grad_fn).__name__ == ra.grad_fn.name()
     ra.sum().backward()
     rb.sum().backward()
-    np.testing.assert_allclose(np.array(b.grad.tolist()), a.grad.numpy(), rtol=1e-12, equal_nan=True)
+    np.testing.assert_allclose(
+        np.array(b.grad.tolist()), a.grad.numpy(), rtol=1e-12, equal_nan=True
+    )
 
 
 def test_complex_gradient_matches_torch() -> None:

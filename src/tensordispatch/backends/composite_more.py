@@ -152,7 +152,7 @@ def diag_embed(self: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) ->
     return result  # type: ignore[no-any-return]
 
 
-def count_nonzero_dim_IntList(self: Tensor, dim: Any) -> Tensor:  # noqa: N802 - yaml name
+def count_nonzero_dim_IntList(self: Tensor, dim: Any) -> Tensor:
     """aten::count_nonzero.dim_IntList: int64 counts of nonzero elements over ``dim`` (all
     dims when empty).
 

@@ -17,19 +17,27 @@ from tensordispatch.ops.bindings_pointwise import _bounds
 from tensordispatch.tensor.tensor import Tensor
 
 __all__ = [
-    "clip", "clip_", "count_nonzero", "method_clip", "method_clip_", "method_count_nonzero",
-    "method_movedim", "method_moveaxis", "moveaxis", "movedim",
+    "clip",
+    "clip_",
+    "count_nonzero",
+    "method_clip",
+    "method_clip_",
+    "method_count_nonzero",
+    "method_moveaxis",
+    "method_movedim",
+    "moveaxis",
+    "movedim",
 ]  # fmt: skip
 
 
-def _clip(name: str, input: Tensor, min: Any, max: Any, out: Any = None) -> Any:  # noqa: A002
+def _clip(name: str, input: Tensor, min: Any, max: Any, out: Any = None) -> Any:
     suffix, kwargs = _bounds(min, max)
     if out is not None:
         return op(f"clip.{'Tensor_out' if suffix else 'out'}")(input, out=out, **kwargs)
     return op(f"{name}{suffix}")(input, **kwargs)
 
 
-def clip(input: Tensor = REQUIRED, min: Any = None, max: Any = None, *, out: Any = None) -> Any:  # noqa: A002
+def clip(input: Tensor = REQUIRED, min: Any = None, max: Any = None, *, out: Any = None) -> Any:
     """torch.clip: torch.clamp under its NumPy name.
 
     >>> import tensordispatch as td
@@ -42,7 +50,7 @@ def clip(input: Tensor = REQUIRED, min: Any = None, max: Any = None, *, out: Any
         raise combination_error("clip", False) from None
 
 
-def clip_(input: Tensor = REQUIRED, min: Any = None, max: Any = None) -> Any:  # noqa: A002
+def clip_(input: Tensor = REQUIRED, min: Any = None, max: Any = None) -> Any:
     """torch.clip_: clip in place."""
     try:
         return _clip("clip_", input, min, max)
@@ -50,7 +58,7 @@ def clip_(input: Tensor = REQUIRED, min: Any = None, max: Any = None) -> Any:  #
         raise combination_error("clip_", False) from None
 
 
-def method_clip(self: Tensor, min: Any = None, max: Any = None) -> Any:  # noqa: A002
+def method_clip(self: Tensor, min: Any = None, max: Any = None) -> Any:
     """Tensor.clip(min, max)."""
     try:
         return _clip("clip", self, min, max)
@@ -58,7 +66,7 @@ def method_clip(self: Tensor, min: Any = None, max: Any = None) -> Any:  # noqa:
         raise combination_error("clip", True) from None
 
 
-def method_clip_(self: Tensor, min: Any = None, max: Any = None) -> Any:  # noqa: A002
+def method_clip_(self: Tensor, min: Any = None, max: Any = None) -> Any:
     """Tensor.clip_(min, max)."""
     try:
         return _clip("clip_", self, min, max)
@@ -86,7 +94,7 @@ def _move(name: str, self: Any, source: Any, destination: Any) -> Any:
     return None
 
 
-def movedim(input: Any = REQUIRED, source: Any = None, destination: Any = None) -> Any:  # noqa: A002
+def movedim(input: Any = REQUIRED, source: Any = None, destination: Any = None) -> Any:
     """torch.movedim(input, source, destination): dims ``source`` moved to ``destination``.
 
     >>> import tensordispatch as td
@@ -99,7 +107,7 @@ def movedim(input: Any = REQUIRED, source: Any = None, destination: Any = None) 
     return result
 
 
-def moveaxis(input: Any = REQUIRED, source: Any = None, destination: Any = None) -> Any:  # noqa: A002
+def moveaxis(input: Any = REQUIRED, source: Any = None, destination: Any = None) -> Any:
     """torch.moveaxis: NumPy's name of movedim."""
     result = _move("moveaxis", input, source, destination)
     if result is None:
@@ -123,7 +131,7 @@ def method_moveaxis(self: Tensor, source: Any = None, destination: Any = None) -
     return result
 
 
-def _count_nonzero(input: Tensor, dim: Any) -> Any:  # noqa: A002
+def _count_nonzero(input: Tensor, dim: Any) -> Any:
     if dim is None or _is_int(dim):
         return op("count_nonzero")(input, dim)
     if _is_int_list(dim):
@@ -131,7 +139,7 @@ def _count_nonzero(input: Tensor, dim: Any) -> Any:  # noqa: A002
     return None
 
 
-def count_nonzero(input: Any = REQUIRED, dim: Any = None) -> Any:  # noqa: A002
+def count_nonzero(input: Any = REQUIRED, dim: Any = None) -> Any:
     """torch.count_nonzero(input, dim=None): an int dim or None, or a sequence of dims.
 
     >>> import tensordispatch as td

@@ -38,7 +38,7 @@ TYPE_NAMES: dict[str, str] = {
 
 
 def _dtype_named(name: str) -> DType:
-    import tensordispatch.tensor.dtypes as dtypes
+    from tensordispatch.tensor import dtypes
 
     return getattr(dtypes, name)  # type: ignore[no-any-return]
 
@@ -110,9 +110,7 @@ def _parse_type_string(text: str) -> DType:
         raise ValueError(f"invalid type: {text!r}") from None
 
 
-def type_(
-    self: Tensor, *args: Any, memory_format: Any = None, **kwargs: Any
-) -> str | Tensor:
+def type_(self: Tensor, *args: Any, memory_format: Any = None, **kwargs: Any) -> str | Tensor:
     """``x.type(dtype=None, non_blocking=False, *, memory_format=None)``: with no dtype,
     torch's type string of ``x``; with a dtype or a type string (``'torch.DoubleTensor'``),
     ``x`` converted to it (a type string also moves ``x`` to the CPU), ``x`` itself when
@@ -154,7 +152,6 @@ def type_(
 
 
 type_.__name__ = type_.__qualname__ = "type"
-
 
 
 def new_tensor(

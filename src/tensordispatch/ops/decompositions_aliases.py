@@ -52,7 +52,7 @@ ALIAS_OVERLOADS: dict[str, str] = {
     **{f"{alias}{s}": f"{base}{s}" for alias, base in (
         ("fix", "trunc"), ("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan"),
         ("arcsinh", "asinh"), ("arccosh", "acosh"), ("arctanh", "atanh"))
-       for s in ("", "_", ".out")},  # fmt: skip
+       for s in ("", "_", ".out")},
     **{f"multiply{s}": f"mul{s}" for s in (".Tensor", "_.Tensor", ".out", ".Scalar", "_.Scalar")},
     **{f"subtract{s}": f"sub{s}" for s in (".Tensor", "_.Tensor", ".out", ".Scalar", "_.Scalar")},
     **_divide_aliases(),
@@ -95,7 +95,7 @@ def _binary_out_alias(base: str, by_kind: bool) -> Any:
 
 
 def _clip_alias(base: str, out: bool) -> Any:
-    def kernel(self: Any, min: Any = None, max: Any = None, **kwargs: Any) -> Any:  # noqa: A002
+    def kernel(self: Any, min: Any = None, max: Any = None, **kwargs: Any) -> Any:
         tensors = isinstance(min, Tensor) or isinstance(max, Tensor)
         if out:
             overload = f"{base}.Tensor_out" if tensors else f"{base}.out"

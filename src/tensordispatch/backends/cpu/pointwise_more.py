@@ -149,12 +149,22 @@ M1_CPU_KERNELS: dict[str, Any] = {
     "nan_to_num_out": nan_to_num_out,
     "cumprod_out": cumprod_out,
     "trace_cpu": trace,  # op-based: the same function is the Meta kernel
-    **{f"{fn.__name__}_out": _unary(fn, fn.__name__) for fn in (
-        np.sinh, np.cosh, np.log2, np.log10, np.exp2)},  # fmt: skip
+    **{
+        f"{fn.__name__}_out": _unary(fn, fn.__name__)
+        for fn in (np.sinh, np.cosh, np.log2, np.log10, np.exp2)
+    },
     # NumPy's names differ: arcsin is torch's asin
-    **{f"{name}_out": _unary(fn, name) for name, fn in (
-        ("asin", np.arcsin), ("acos", np.arccos), ("atan", np.arctan), ("asinh", np.arcsinh),
-        ("acosh", np.arccosh), ("atanh", np.arctanh))},  # fmt: skip
+    **{
+        f"{name}_out": _unary(fn, name)
+        for name, fn in (
+            ("asin", np.arcsin),
+            ("acos", np.arccos),
+            ("atan", np.arctan),
+            ("asinh", np.arcsinh),
+            ("acosh", np.arccosh),
+            ("atanh", np.arctanh),
+        )
+    },
     "trunc_out": _rounding(np.trunc, "trunc", "trunc_vml_cpu"),
     "frac_out": _float_only(lambda x: x - np.trunc(x), "frac_cpu", complex_ok=False),
     "atan2_out": atan2_out,

@@ -13,8 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tensordispatch.backends.common import scalar_type_name
-from tensordispatch.backends.meta.iterator import as_computed, output_strides
-from tensordispatch.backends.meta.iterator import pointwise
+from tensordispatch.backends.meta.iterator import as_computed, output_strides, pointwise
 from tensordispatch.backends.meta.pointwise import _binary, _real_rounding, _unary, _unary_float
 from tensordispatch.backends.overlap import check_written
 from tensordispatch.backends.structured import prepare_out
@@ -99,8 +98,22 @@ M1_META_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "isneginf": _force_boolean("isneginf", "isneginf does not support complex inputs."),
     # signbit refuses complex in its CPU kernel (NotImplementedError), not on meta
     "signbit": _force_boolean("signbit", ""),
-    **{n: _unary_float for n in ("sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh",
-                                 "atanh", "log2", "log10", "exp2")},  # fmt: skip
+    **{
+        n: _unary_float
+        for n in (
+            "sinh",
+            "cosh",
+            "asin",
+            "acos",
+            "atan",
+            "asinh",
+            "acosh",
+            "atanh",
+            "log2",
+            "log10",
+            "exp2",
+        )
+    },
     "trunc": _real_rounding("trunc"),
     "frac": _unary,
     "atan2": _binary_float,
@@ -109,6 +122,7 @@ M1_META_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "logaddexp": _binary,
     "cumprod": cumprod,
 }
+
 
 def trace(self: Tensor) -> Tensor:
     """aten::trace's CPU and Meta kernel: the sum of a matrix's diagonal (integers sum to
