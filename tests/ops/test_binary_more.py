@@ -156,3 +156,32 @@ def test_error_text_golden() -> None:
     with pytest.raises(NotImplementedError) as e:
         td.hypot(td.tensor([1]), td.tensor([2]))
     assert str(e.value) == "\"hypot_cpu\" not implemented for 'Long'"
+
+
+MORE = ["logaddexp2", "fmax", "fmin"]
+
+
+@pytest.mark.parametrize(("left", "right"), PAIRS)
+@pytest.mark.parametrize("name", MORE)
+def test_more_values_match_torch(name: str, left: str, right: str) -> None:
+    kind, expected = _outcome(lambda: getattr(torch, name)(*_operands(torch, left, right)))
+    got_kind, got = _outcome(lambda: getattr(td, name)(*_operands(td, left, right)))
+    assert got_kind == kind, (got, expected)
+    if kind == "ok":
+        _close(expected, got)
+    else:
+        assert got == expected
+
+
+@pytest.mark.parametrize("name", MORE)
+def test_more_gradients_and_nan_handling_match_torch(name: str) -> None:
+    left, right = [0.3, -0.7, 1.5, math.nan, 2.0], [1.0, 2.0, math.nan, 0.7, 2.0]
+    results = []
+    for m in (torch, td):
+        a = m.tensor(left, dtype=m.float64, requires_grad=True)
+        b = m.tensor(right, dtype=m.float64, requires_grad=True)
+        r = getattr(m, name)(a, b)
+        node = r.grad_fn.name() if m is torch else type(r.grad_fn).__name__
+        r.sum().backward()
+        results.append((node, str(r.tolist()), str(a.grad.tolist()), str(b.grad.tolist())))
+    assert results[1] == results[0]

@@ -115,3 +115,33 @@ def test_error_texts_golden() -> None:
     with pytest.raises(NotImplementedError) as e:
         td.trunc(td.tensor([1j]))
     assert str(e.value) == "trunc is not supported for complex inputs"
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", ["deg2rad", "rad2deg"])
+def test_angle_conversions_match_torch(name: str, dtype: str) -> None:
+    kind, expected = _outcome(lambda: getattr(torch, name)(_input(torch, dtype)))
+    got_kind, got = _outcome(lambda: getattr(td, name)(_input(td, dtype)))
+    assert got_kind == kind, (got, expected)
+    if kind == "ok":
+        _close(expected, got)
+    else:
+        assert got == expected
+
+
+@pytest.mark.parametrize("name", ["deg2rad", "rad2deg"])
+def test_angle_conversion_forms_and_gradient(name: str) -> None:
+    t, d = torch.tensor(VALUES[:5]), td.tensor(VALUES[:5])
+    assert getattr(d, f"{name}_")() is d
+    _close(getattr(t, f"{name}_")(), d)
+    out_t, out_d = torch.empty(0), td.empty(0)
+    getattr(torch, name)(torch.tensor([1, 2]), out=out_t)
+    assert getattr(td, name)(td.tensor([1, 2]), out=out_d) is out_d
+    _close(out_t, out_d)
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    b = td.tensor([1.0, 2.0], requires_grad=True)
+    ra, rb = getattr(torch, name)(a), getattr(td, name)(b)
+    assert type(rb.grad_fn).__name__ == ra.grad_fn.name()
+    ra.sum().backward()
+    rb.sum().backward()
+    np.testing.assert_allclose(b.grad.tolist(), a.grad.tolist(), rtol=1e-6)

@@ -137,6 +137,14 @@ def _dt_bool() -> Any:
     return bool_
 
 
+def deg2rad_backward(grad: Tensor) -> Tensor:
+    return grad * (math.pi / 180)
+
+
+def rad2deg_backward(grad: Tensor) -> Tensor:
+    return grad * (180 / math.pi)
+
+
 def fmap(xs: Sequence[Any], fn: Callable[[Any], Any]) -> list[Any]:
     return [fn(x) for x in xs]
 

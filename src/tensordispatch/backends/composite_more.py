@@ -10,6 +10,7 @@ runs them (Meta included).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from tensordispatch.backends.aten import op
@@ -206,6 +207,33 @@ def allclose(self: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
     return bool(op("all")(close).item())
 
 
+def _angle_conversion(name: str, factor: float) -> dict[str, Any]:
+    """deg2rad / rad2deg: a multiplication by a wrapped number, integers and bool converted
+    to the default dtype first; complex refused (torch's CompositeExplicitAutograd kernels)."""
+    from tensordispatch.backends.aten import wrap_number
+    from tensordispatch.tensor.dtypes import float32
+
+    def check(self: Tensor) -> Tensor:
+        if self.dtype.is_complex:
+            raise RuntimeError(f"{name} is not supported for complex tensors.")
+        if not self.dtype.is_floating_point:
+            return op("to.dtype")(self, float32)  # type: ignore[no-any-return]
+        return self
+
+    def functional(self: Tensor) -> Tensor:
+        return op("mul.Tensor")(check(self), wrap_number(factor))  # type: ignore[no-any-return]
+
+    def in_place(self: Tensor) -> Tensor:
+        if self.dtype.is_complex:
+            raise RuntimeError(f"{name} is not supported for complex tensors.")
+        return op("mul_.Tensor")(self, wrap_number(factor))  # type: ignore[no-any-return]
+
+    def out_variant(self: Tensor, *, out: Tensor) -> Tensor:
+        return op("mul.out")(check(self), wrap_number(factor), out=out)  # type: ignore[no-any-return]
+
+    return {name: functional, f"{name}_": in_place, f"{name}_out": out_variant}
+
+
 M1_COMPOSITE: dict[str, Any] = {
     "new_empty": new_empty,
     "new_empty_strided": new_empty_strided,
@@ -220,6 +248,8 @@ M1_COMPOSITE: dict[str, Any] = {
     "count_nonzero_dim_IntList": count_nonzero_dim_IntList,
     "count_nonzero": count_nonzero,
     "equal": equal,
+    **_angle_conversion("deg2rad", math.pi / 180),
+    **_angle_conversion("rad2deg", 180 / math.pi),
     "allclose": allclose,
     # fmod.Scalar / fmod_.Scalar / fmod.Scalar_out: the number wrapped, then fmod.Tensor*
     **{k: v for k, v in _number_overloads("fmod").items() if not k.endswith("_Tensor")},

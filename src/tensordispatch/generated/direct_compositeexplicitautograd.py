@@ -132,7 +132,7 @@ def alias(self):
 
 alias_copy_out = _r.generated_alias_copy_out
 
-_k26 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'allclose', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4201')
+_k26 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'allclose', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4275')
 
 
 def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -366,7 +366,7 @@ def conj_physical_(self):
 convolution_out = _r.generated_convolution_out
 copy_out = _r.generated_copy_out
 
-_k64 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'count_nonzero', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4185')
+_k64 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'count_nonzero', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4259')
 
 
 def count_nonzero(self, dim=None):
@@ -374,7 +374,7 @@ def count_nonzero(self, dim=None):
 
 
 
-_k65 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'count_nonzero_dim_IntList', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4178')
+_k65 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'count_nonzero_dim_IntList', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4252')
 
 
 def count_nonzero_dim_IntList(self, dim):
@@ -384,722 +384,770 @@ def count_nonzero_dim_IntList(self, dim):
 count_nonzero_dim_IntList_out = _r.generated_count_nonzero_dim_IntList_out
 count_nonzero_out = _r.generated_count_nonzero_out
 
-_k68 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'detach', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1689')
+_k68 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'deg2rad', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4140')
+
+
+def deg2rad(self):
+    return _k68(self)
+
+
+
+_k69 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'deg2rad_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4152')
+
+
+def deg2rad_out(self, *, out):
+    return _k69(self, out=out)
+
+
+
+_k70 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'deg2rad_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4146')
+
+
+def deg2rad_(self):
+    return _k70(self)
+
+
+
+_k71 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'detach', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1689')
 
 
 def detach(self):
-    return _k68(self)
+    return _k71(self)
 
 
 detach_copy_out = _r.generated_detach_copy_out
 diag_embed_out = _r.generated_diag_embed_out
 
-_k71 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diagonal', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1587')
+_k74 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diagonal', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1587')
 
 
 def diagonal(self, offset=0, dim1=0, dim2=1):
-    return _k71(self, offset, dim1, dim2)
+    return _k74(self, offset, dim1, dim2)
 
 
 diagonal_copy_out = _r.generated_diagonal_copy_out
 diagonal_scatter_out = _r.generated_diagonal_scatter_out
 
-_k74 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:256')
+_k77 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:256')
 
 
 def div_Scalar(self, other):
-    return _k74(self, other)
+    return _k77(self, other)
 
 
 
-_k75 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div_Scalar_mode', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:271')
+_k78 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div_Scalar_mode', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:271')
 
 
 def div_Scalar_mode(self, other, *, rounding_mode):
-    return _k75(self, other, rounding_mode=rounding_mode)
+    return _k78(self, other, rounding_mode=rounding_mode)
 
 
 div_Scalar_mode_out = _r.generated_div_Scalar_mode_out
 div_Scalar_out = _r.generated_div_Scalar_out
 
-_k78 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:263')
+_k81 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:263')
 
 
 def div__Scalar(self, other):
-    return _k78(self, other)
+    return _k81(self, other)
 
 
 
-_k79 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div__Scalar_mode', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:277')
+_k82 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div__Scalar_mode', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:277')
 
 
 def div__Scalar_mode(self, other, *, rounding_mode):
-    return _k79(self, other, rounding_mode=rounding_mode)
+    return _k82(self, other, rounding_mode=rounding_mode)
 
 
 
-_k80 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'dot_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:885')
+_k83 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'dot_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:885')
 
 
 def dot_out(self, tensor, *, out):
-    return _k80(self, tensor, out=out)
+    return _k83(self, tensor, out=out)
 
 
 
-_k81 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'embedding', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1495')
+_k84 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'embedding', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1495')
 
 
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
-    return _k81(weight, indices, padding_idx, scale_grad_by_freq, sparse)
+    return _k84(weight, indices, padding_idx, scale_grad_by_freq, sparse)
 
 
 embedding_out = _r.generated_embedding_out
 embedding_renorm = _r.generated_embedding_renorm
 embedding_renorm_out = _r.generated_embedding_renorm_out
 
-_k85 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'empty_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:49')
+_k88 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'empty_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:49')
 
 
 def empty_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k85(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k88(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 empty_like_out = _r.generated_empty_like_out
 empty_strided_out = _r.generated_empty_strided_out
 
-_k88 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'equal', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4192')
+_k91 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'equal', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4266')
 
 
 def equal(self, other):
-    return _k88(self, other)
+    return _k91(self, other)
 
 
 
-_k89 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'expand', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:771')
+_k92 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'expand', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:771')
 
 
 def expand(self, size, *, implicit=False):
-    return _k89(self, size, implicit=implicit)
+    return _k92(self, size, implicit=implicit)
 
 
 expand_copy_out = _r.generated_expand_copy_out
 
-_k91 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'eye', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2108')
+_k94 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'eye', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2108')
 
 
 def eye(n, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k91(n, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k94(n, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k92 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'eye_m', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2112')
+_k95 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'eye_m', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2112')
 
 
 def eye_m(n, m, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k92(n, m, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k95(n, m, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k93 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'fill_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:66')
+_k96 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'fill_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:66')
 
 
 def fill_Scalar(self, value):
-    return _k93(self, value)
+    return _k96(self, value)
 
 
 fill_Scalar_out = _r.generated_fill_Scalar_out
 
-_k95 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'fill_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:72')
+_k98 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'fill_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:72')
 
 
 def fill_Tensor(self, value):
-    return _k95(self, value)
+    return _k98(self, value)
 
 
 fill_Tensor_out = _r.generated_fill_Tensor_out
 flip_out = _r.generated_flip_out
 
-_k98 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2343')
+_k101 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2343')
 
 
 def floor_divide(self, other):
-    return _k98(self, other)
+    return _k101(self, other)
 
 
 
-_k99 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2360')
+_k102 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2360')
 
 
 def floor_divide_Scalar(self, other):
-    return _k99(self, other)
+    return _k102(self, other)
 
 
 floor_divide_Scalar_out = _r.generated_floor_divide_Scalar_out
 
-_k101 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2355')
+_k104 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2355')
 
 
 def floor_divide_out(self, other, *, out):
-    return _k101(self, other, out=out)
+    return _k104(self, other, out=out)
 
 
 
-_k102 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2366')
+_k105 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2366')
 
 
 def floor_divide__Scalar(self, other):
-    return _k102(self, other)
+    return _k105(self, other)
 
 
 
-_k103 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2349')
+_k106 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2349')
 
 
 def floor_divide__Tensor(self, other):
-    return _k103(self, other)
-
-
-
-_k104 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'fmod_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4034')
-
-
-def fmod_Scalar(self, other):
-    return _k104(self, other)
-
-
-
-_k105 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'fmod_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4028')
-
-
-def fmod_Scalar_out(self, other, *, out):
-    return _k105(self, other, out=out)
-
-
-
-_k106 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'fmod__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4041')
-
-
-def fmod__Scalar(self, other):
     return _k106(self, other)
 
 
 
-_k107 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:40')
+_k107 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'fmod_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4034')
+
+
+def fmod_Scalar(self, other):
+    return _k107(self, other)
+
+
+
+_k108 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'fmod_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4028')
+
+
+def fmod_Scalar_out(self, other, *, out):
+    return _k108(self, other, out=out)
+
+
+
+_k109 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'fmod__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4041')
+
+
+def fmod__Scalar(self, other):
+    return _k109(self, other)
+
+
+
+_k110 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:40')
 
 
 def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k107(size, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k110(size, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k108 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:45')
+_k111 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:45')
 
 
 def full_out(size, fill_value, *, out):
-    return _k108(size, fill_value, out=out)
+    return _k111(size, fill_value, out=out)
 
 
 
-_k109 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2124')
+_k112 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2124')
 
 
 def full_like(self, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k109(self, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k112(self, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 full_like_out = _r.generated_full_like_out
 
-_k111 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1948')
+_k114 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1948')
 
 
 def index_put(self, indices, values, accumulate=False):
-    return _k111(self, indices, values, accumulate)
+    return _k114(self, indices, values, accumulate)
 
 
 index_put_out = _r.generated_index_put_out
 
-_k113 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1941')
+_k116 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1941')
 
 
 def index_put_(self, indices, values, accumulate=False):
-    return _k113(self, indices, values, accumulate)
+    return _k116(self, indices, values, accumulate)
 
 
 
-_k114 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'isinf', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3601')
+_k117 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'isinf', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3601')
 
 
 def isinf(self):
-    return _k114(self)
+    return _k117(self)
 
 
 isinf_out = _r.generated_isinf_out
 
-_k116 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'isnan', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3592')
+_k119 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'isnan', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3592')
 
 
 def isnan(self):
-    return _k116(self)
+    return _k119(self)
 
 
 isnan_out = _r.generated_isnan_out
 
-_k118 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3411')
+_k121 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3411')
 
 
 def lift(self):
-    return _k118(self)
+    return _k121(self)
 
 
 lift_out = _r.generated_lift_out
 
-_k120 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift_fresh', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3416')
+_k123 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift_fresh', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3416')
 
 
 def lift_fresh(self):
-    return _k120(self)
+    return _k123(self)
 
 
 lift_fresh_copy_out = _r.generated_lift_fresh_copy_out
 
-_k122 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linear_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1343')
+_k125 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linear_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1343')
 
 
 def linear_out(input, weight, bias=None, *, out):
-    return _k122(input, weight, bias, out=out)
+    return _k125(input, weight, bias, out=out)
 
 
 
-_k123 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2070')
+_k126 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2070')
 
 
 def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k123(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
-
-
-
-_k124 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2088')
-
-
-def linspace_Scalar_Tensor(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k124(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
-
-
-
-_k125 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2103')
-
-
-def linspace_Scalar_Tensor_out(start, end, steps, *, out):
-    return _k125(start, end, steps, out=out)
-
-
-
-_k126 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2083')
-
-
-def linspace_Tensor_Scalar(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
     return _k126(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k127 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2098')
+_k127 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2088')
+
+
+def linspace_Scalar_Tensor(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _k127(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+
+
+
+_k128 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2103')
+
+
+def linspace_Scalar_Tensor_out(start, end, steps, *, out):
+    return _k128(start, end, steps, out=out)
+
+
+
+_k129 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2083')
+
+
+def linspace_Tensor_Scalar(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _k129(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+
+
+
+_k130 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2098')
 
 
 def linspace_Tensor_Scalar_out(start, end, steps, *, out):
-    return _k127(start, end, steps, out=out)
+    return _k130(start, end, steps, out=out)
 
 
 
-_k128 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2078')
+_k131 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2078')
 
 
 def linspace_Tensor_Tensor(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k128(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k131(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k129 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2093')
+_k132 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2093')
 
 
 def linspace_Tensor_Tensor_out(start, end, steps, *, out):
-    return _k129(start, end, steps, out=out)
+    return _k132(start, end, steps, out=out)
 
 
 
-_k130 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'log_softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1180')
+_k133 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'log_softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1180')
 
 
 def log_softmax_int_out(self, dim, dtype=None, *, out):
-    return _k130(self, dim, dtype, out=out)
+    return _k133(self, dim, dtype, out=out)
 
 
 
-_k131 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2919')
+_k134 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2919')
 
 
 def logical_and(self, other):
-    return _k131(self, other)
+    return _k134(self, other)
 
 
 
-_k132 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2926')
+_k135 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2926')
 
 
 def logical_and_(self, other):
-    return _k132(self, other)
-
-
-
-_k133 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2877')
-
-
-def logical_not(self):
-    return _k133(self)
-
-
-
-_k134 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2884')
-
-
-def logical_not_(self):
-    return _k134(self)
-
-
-
-_k135 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2940')
-
-
-def logical_or(self, other):
     return _k135(self, other)
 
 
 
-_k136 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2947')
+_k136 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2877')
 
 
-def logical_or_(self, other):
-    return _k136(self, other)
-
-
-
-_k137 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2898')
-
-
-def logical_xor(self, other):
-    return _k137(self, other)
+def logical_not(self):
+    return _k136(self)
 
 
 
-_k138 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2905')
+_k137 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2884')
 
 
-def logical_xor_(self, other):
+def logical_not_(self):
+    return _k137(self)
+
+
+
+_k138 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2940')
+
+
+def logical_or(self, other):
     return _k138(self, other)
 
 
 
-_k139 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1971')
+_k139 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2947')
+
+
+def logical_or_(self, other):
+    return _k139(self, other)
+
+
+
+_k140 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2898')
+
+
+def logical_xor(self, other):
+    return _k140(self, other)
+
+
+
+_k141 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2905')
+
+
+def logical_xor_(self, other):
+    return _k141(self, other)
+
+
+
+_k142 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1971')
 
 
 def masked_fill_Scalar(self, mask, value):
-    return _k139(self, mask, value)
+    return _k142(self, mask, value)
 
 
 masked_fill_Scalar_out = _r.generated_masked_fill_Scalar_out
 
-_k141 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1986')
+_k144 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1986')
 
 
 def masked_fill_Tensor(self, mask, value):
-    return _k141(self, mask, value)
+    return _k144(self, mask, value)
 
 
 masked_fill_Tensor_out = _r.generated_masked_fill_Tensor_out
 
-_k143 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:809')
+_k146 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:809')
 
 
 def mean(self, *, dtype=None):
-    return _k143(self, dtype=dtype)
+    return _k146(self, dtype=dtype)
 
 
 
-_k144 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean_dtype_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:905')
+_k147 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean_dtype_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:905')
 
 
 def mean_dtype_out(self, *, dtype=None, out):
-    return _k144(self, dtype=dtype, out=out)
+    return _k147(self, dtype=dtype, out=out)
 
 
 
-_k145 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:201')
+_k148 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:201')
 
 
 def mul_Scalar(self, other):
-    return _k145(self, other)
+    return _k148(self, other)
 
 
 mul_Scalar_out = _r.generated_mul_Scalar_out
 
-_k147 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:208')
+_k150 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:208')
 
 
 def mul__Scalar(self, other):
-    return _k147(self, other)
+    return _k150(self, other)
 
 
 
-_k148 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:889')
+_k151 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:889')
 
 
 def mv(self, vec):
-    return _k148(self, vec)
+    return _k151(self, vec)
 
 
 
-_k149 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:894')
+_k152 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:894')
 
 
 def mv_out(self, vec, *, out):
-    return _k149(self, vec, out=out)
+    return _k152(self, vec, out=out)
 
 
 
-_k150 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'nan_to_num', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3668')
+_k153 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'nan_to_num', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3668')
 
 
 def nan_to_num(self, nan=None, posinf=None, neginf=None):
-    return _k150(self, nan, posinf, neginf)
+    return _k153(self, nan, posinf, neginf)
 
 
 
-_k151 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'nan_to_num_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3674')
+_k154 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'nan_to_num_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3674')
 
 
 def nan_to_num_(self, nan=None, posinf=None, neginf=None):
-    return _k151(self, nan, posinf, neginf)
+    return _k154(self, nan, posinf, neginf)
 
 
 
-_k152 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'narrow_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1583')
+_k155 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'narrow_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1583')
 
 
 def narrow_copy_out(self, dim, start, length, *, out):
-    return _k152(self, dim, start, length, out=out)
+    return _k155(self, dim, start, length, out=out)
 
 
 native_dropout_out = _r.generated_native_dropout_out
 native_layer_norm_out = _r.generated_native_layer_norm_out
 
-_k155 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'new_empty', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3542')
+_k158 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'new_empty', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3542')
 
 
 def new_empty(self, size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k155(self, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k158(self, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 new_empty_out = _r.generated_new_empty_out
 new_empty_strided_out = _r.generated_new_empty_strided_out
 
-_k158 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'new_full', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3554')
+_k161 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'new_full', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3554')
 
 
 def new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k158(self, size, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k161(self, size, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 new_full_out = _r.generated_new_full_out
 
-_k160 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'new_ones', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3566')
+_k163 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'new_ones', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3566')
 
 
 def new_ones(self, size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k160(self, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k163(self, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 new_ones_out = _r.generated_new_ones_out
 
-_k162 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'new_zeros', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3560')
+_k165 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'new_zeros', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3560')
 
 
 def new_zeros(self, size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k162(self, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k165(self, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 new_zeros_out = _r.generated_new_zeros_out
 
-_k164 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'norm_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1103')
+_k167 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'norm_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1103')
 
 
 def norm_Scalar(self, p=2):
-    return _k164(self, p)
+    return _k167(self, p)
 
 
 
-_k165 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'norm_ScalarOpt_dtype', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1111')
+_k168 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'norm_ScalarOpt_dtype', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1111')
 
 
 def norm_ScalarOpt_dtype(self, p, *, dtype):
-    return _k165(self, p, dtype=dtype)
+    return _k168(self, p, dtype=dtype)
 
 
 norm_ScalarOpt_dtype_out = _r.generated_norm_ScalarOpt_dtype_out
 norm_Scalar_out = _r.generated_norm_Scalar_out
 normal_out = _r.generated_normal_out
 
-_k169 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'normal_functional', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2148')
+_k172 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'normal_functional', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2148')
 
 
 def normal_functional(self, mean=0.0, std=1.0, *, generator=None):
-    return _k169(self, mean, std, generator=generator)
+    return _k172(self, mean, std, generator=generator)
 
 
 
-_k170 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:32')
+_k173 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:32')
 
 
 def ones(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k170(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k173(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k171 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:36')
+_k174 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:36')
 
 
 def ones_out(size, *, out):
-    return _k171(size, out=out)
+    return _k174(size, out=out)
 
 
 
-_k172 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:61')
+_k175 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:61')
 
 
 def ones_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k172(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k175(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 ones_like_out = _r.generated_ones_like_out
 
-_k174 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'permute', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1554')
+_k177 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'permute', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1554')
 
 
 def permute(self, dims):
-    return _k174(self, dims)
+    return _k177(self, dims)
 
 
 permute_copy_out = _r.generated_permute_copy_out
 prod_out = _r.generated_prod_out
 
-_k177 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2172')
+_k180 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rad2deg', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4157')
+
+
+def rad2deg(self):
+    return _k180(self)
+
+
+
+_k181 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rad2deg_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4169')
+
+
+def rad2deg_out(self, *, out):
+    return _k181(self, out=out)
+
+
+
+_k182 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rad2deg_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4163')
+
+
+def rad2deg_(self):
+    return _k182(self)
+
+
+
+_k183 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2172')
 
 
 def rand(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k177(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k183(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k178 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2177')
+_k184 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2177')
 
 
 def rand_generator(size, *, generator, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k178(size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k184(size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k179 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2182')
+_k185 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2182')
 
 
 def rand_out(size, *, out):
-    return _k179(size, out=out)
+    return _k185(size, out=out)
 
 
 
-_k180 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2232')
+_k186 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2232')
 
 
 def rand_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k180(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k186(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 rand_like_out = _r.generated_rand_like_out
 
-_k182 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2202')
+_k188 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2202')
 
 
 def randint(high, size, *, dtype=4, layout=None, device=None, pin_memory=None):
-    return _k182(high, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k188(high, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k183 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2207')
+_k189 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2207')
 
 
 def randint_generator(high, size, *, generator, dtype=4, layout=None, device=None, pin_memory=None):
-    return _k183(high, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k189(high, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k184 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2212')
+_k190 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2212')
 
 
 def randint_low(low, high, size, *, dtype=4, layout=None, device=None, pin_memory=None):
-    return _k184(low, high, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k190(low, high, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k185 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2217')
+_k191 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2217')
 
 
 def randint_low_generator(low, high, size, *, generator, dtype=4, layout=None, device=None, pin_memory=None):
-    return _k185(low, high, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k191(low, high, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k186 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2227')
+_k192 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2227')
 
 
 def randint_low_out(low, high, size, *, out):
-    return _k186(low, high, size, out=out)
+    return _k192(low, high, size, out=out)
 
 
 
-_k187 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2222')
+_k193 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2222')
 
 
 def randint_out(high, size, *, out):
-    return _k187(high, size, out=out)
+    return _k193(high, size, out=out)
 
 
 
-_k188 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2187')
+_k194 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2187')
 
 
 def randn(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k188(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k194(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k189 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2192')
+_k195 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2192')
 
 
 def randn_generator(size, *, generator, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k189(size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k195(size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k190 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2197')
+_k196 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2197')
 
 
 def randn_out(size, *, out):
-    return _k190(size, out=out)
+    return _k196(size, out=out)
 
 
 
-_k191 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2238')
+_k197 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2238')
 
 
 def randn_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k191(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k197(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 randn_like_out = _r.generated_randn_like_out
@@ -1108,319 +1156,319 @@ random_from_out = _r.generated_random_from_out
 random_to = _r.generated_random_to
 random_to_out = _r.generated_random_to_out
 
-_k197 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2690')
+_k203 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2690')
 
 
 def relu(self):
-    return _k197(self)
+    return _k203(self)
 
 
 relu_out = _r.generated_relu_out
 
-_k199 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2697')
+_k205 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2697')
 
 
 def relu_(self):
-    return _k199(self)
+    return _k205(self)
 
 
 
-_k200 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2246')
+_k206 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2246')
 
 
 def remainder_Scalar(self, other):
-    return _k200(self, other)
+    return _k206(self, other)
 
 
 
-_k201 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2283')
+_k207 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2283')
 
 
 def remainder_Scalar_Tensor(self, other):
-    return _k201(self, other)
+    return _k207(self, other)
 
 
 remainder_Scalar_Tensor_out = _r.generated_remainder_Scalar_Tensor_out
 
-_k203 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2258')
+_k209 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2258')
 
 
 def remainder_Scalar_out(self, other, *, out):
-    return _k203(self, other, out=out)
+    return _k209(self, other, out=out)
 
 
 
-_k204 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2252')
+_k210 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2252')
 
 
 def remainder__Scalar(self, other):
-    return _k204(self, other)
+    return _k210(self, other)
 
 
 
-_k205 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'repeat', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1796')
+_k211 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'repeat', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1796')
 
 
 def repeat(self, repeats):
-    return _k205(self, repeats)
+    return _k211(self, repeats)
 
 
 repeat_out = _r.generated_repeat_out
 resize = _r.generated_resize
 resize_out = _r.generated_resize_out
 
-_k209 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'resize_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3524')
+_k215 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'resize_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3524')
 
 
 def resize_(self, size, *, memory_format=None):
-    return _k209(self, size, memory_format=memory_format)
+    return _k215(self, size, memory_format=memory_format)
 
 
 roll_out = _r.generated_roll_out
 
-_k211 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:172')
+_k217 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:172')
 
 
 def rsub_Scalar(self, other, alpha=1):
-    return _k211(self, other, alpha)
+    return _k217(self, other, alpha)
 
 
 rsub_Scalar_out = _r.generated_rsub_Scalar_out
 
-_k213 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:165')
+_k219 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:165')
 
 
 def rsub_Tensor(self, other, *, alpha=1):
-    return _k213(self, other, alpha=alpha)
+    return _k219(self, other, alpha=alpha)
 
 
 rsub_Tensor_out = _r.generated_rsub_Tensor_out
 
-_k215 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'select', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:741')
+_k221 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'select', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:741')
 
 
 def select_int(self, dim, index):
-    return _k215(self, dim, index)
+    return _k221(self, dim, index)
 
 
 select_copy_int_out = _r.generated_select_copy_int_out
 select_scatter_out = _r.generated_select_scatter_out
 
-_k218 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:756')
+_k224 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:756')
 
 
 def slice_Tensor(self, dim=0, start=None, end=None, step=1):
-    return _k218(self, dim, start, end, step)
+    return _k224(self, dim, start, end, step)
 
 
 slice_copy_Tensor_out = _r.generated_slice_copy_Tensor_out
 slice_scatter_out = _r.generated_slice_scatter_out
 
-_k221 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1163')
+_k227 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1163')
 
 
 def softmax_int_out(self, dim, dtype=None, *, out):
-    return _k221(self, dim, dtype, out=out)
+    return _k227(self, dim, dtype, out=out)
 
 
 
-_k222 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2014')
+_k228 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2014')
 
 
 def sort(self, dim=-1, descending=False):
-    return _k222(self, dim, descending)
+    return _k228(self, dim, descending)
 
 
 
-_k223 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2021')
+_k229 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2021')
 
 
 def sort_values(self, dim=-1, descending=False, *, values, indices):
-    return _k223(self, dim, descending, values=values, indices=indices)
+    return _k229(self, dim, descending, values=values, indices=indices)
 
 
 
-_k224 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1614')
+_k230 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1614')
 
 
 def split_Tensor(self, split_size, dim=0):
-    return _k224(self, split_size, dim)
+    return _k230(self, split_size, dim)
 
 
 
-_k225 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_copy_Tensor_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1627')
+_k231 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_copy_Tensor_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1627')
 
 
 def split_copy_Tensor_out(self, split_size, dim=0, *, out):
-    return _k225(self, split_size, dim, out=out)
+    return _k231(self, split_size, dim, out=out)
 
 
 
-_k226 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1636')
+_k232 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1636')
 
 
 def split_with_sizes(self, split_sizes, dim=0):
-    return _k226(self, split_sizes, dim)
+    return _k232(self, split_sizes, dim)
 
 
 
-_k227 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1650')
+_k233 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1650')
 
 
 def split_with_sizes_copy_out(self, split_sizes, dim=0, *, out):
-    return _k227(self, split_sizes, dim, out=out)
+    return _k233(self, split_sizes, dim, out=out)
 
 
 
-_k228 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3438')
+_k234 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3438')
 
 
 def squeeze(self):
-    return _k228(self)
+    return _k234(self)
 
 
 
-_k229 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_dim', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:726')
+_k235 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_dim', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:726')
 
 
 def squeeze_dim(self, dim):
-    return _k229(self, dim)
+    return _k235(self, dim)
 
 
 
-_k230 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3445')
+_k236 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3445')
 
 
 def squeeze_dims(self, dim):
-    return _k230(self, dim)
+    return _k236(self, dim)
 
 
 
-_k231 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3491')
+_k237 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3491')
 
 
 def squeeze_(self):
-    return _k231(self)
+    return _k237(self)
 
 
 
-_k232 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3499')
+_k238 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3499')
 
 
 def squeeze__dim(self, dim):
-    return _k232(self, dim)
+    return _k238(self, dim)
 
 
 
-_k233 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3507')
+_k239 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3507')
 
 
 def squeeze__dims(self, dim):
-    return _k233(self, dim)
+    return _k239(self, dim)
 
 
 squeeze_copy_dim_out = _r.generated_squeeze_copy_dim_out
 squeeze_copy_dims_out = _r.generated_squeeze_copy_dims_out
 squeeze_copy_out = _r.generated_squeeze_copy_out
 
-_k237 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1773')
+_k243 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1773')
 
 
 def stack(tensors, dim=0):
-    return _k237(tensors, dim)
+    return _k243(tensors, dim)
 
 
 
-_k238 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1777')
+_k244 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1777')
 
 
 def stack_out(tensors, dim=0, *, out):
-    return _k238(tensors, dim, out=out)
+    return _k244(tensors, dim, out=out)
 
 
 
-_k239 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:150')
+_k245 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:150')
 
 
 def sub_Scalar(self, other, alpha=1):
-    return _k239(self, other, alpha)
+    return _k245(self, other, alpha)
 
 
 sub_Scalar_out = _r.generated_sub_Scalar_out
 
-_k241 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:157')
+_k247 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:157')
 
 
 def sub__Scalar(self, other, alpha=1):
-    return _k241(self, other, alpha)
+    return _k247(self, other, alpha)
 
 
 
-_k242 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sum', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:788')
+_k248 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sum', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:788')
 
 
 def sum(self, *, dtype=None):
-    return _k242(self, dtype=dtype)
+    return _k248(self, dtype=dtype)
 
 
 sum_out = _r.generated_sum_out
 
-_k244 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:697')
+_k250 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:697')
 
 
 def t(self):
-    return _k244(self)
+    return _k250(self)
 
 
 
-_k245 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3475')
+_k251 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3475')
 
 
 def t_(self):
-    return _k245(self)
+    return _k251(self)
 
 
 t_copy_out = _r.generated_t_copy_out
 trace_out = _r.generated_trace_out
 
-_k248 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:683')
+_k254 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:683')
 
 
 def transpose_int(self, dim0, dim1):
-    return _k248(self, dim0, dim1)
+    return _k254(self, dim0, dim1)
 
 
 
-_k249 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3467')
+_k255 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3467')
 
 
 def transpose_(self, dim0, dim1):
-    return _k249(self, dim0, dim1)
+    return _k255(self, dim0, dim1)
 
 
 transpose_copy_int_out = _r.generated_transpose_copy_int_out
 
-_k251 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1660')
+_k257 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1660')
 
 
 def unbind_int(self, dim=0):
-    return _k251(self, dim)
+    return _k257(self, dim)
 
 
 
-_k252 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind_copy_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1671')
+_k258 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind_copy_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1671')
 
 
 def unbind_copy_int_out(self, dim=0, *, out):
-    return _k252(self, dim, out=out)
+    return _k258(self, dim, out=out)
 
 
 
-_k253 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unfold_backward', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3534')
+_k259 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unfold_backward', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3534')
 
 
 def unfold_backward(grad_in, input_sizes, dim, size, step):
-    return _k253(grad_in, input_sizes, dim, size, step)
+    return _k259(grad_in, input_sizes, dim, size, step)
 
 
 unfold_backward_out = _r.generated_unfold_backward_out
@@ -1428,19 +1476,19 @@ unfold_copy_out = _r.generated_unfold_copy_out
 uniform = _r.generated_uniform
 uniform_out = _r.generated_uniform_out
 
-_k258 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:711')
+_k264 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:711')
 
 
 def unsqueeze(self, dim):
-    return _k258(self, dim)
+    return _k264(self, dim)
 
 
 
-_k259 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3483')
+_k265 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3483')
 
 
 def unsqueeze_(self, dim):
-    return _k259(self, dim)
+    return _k265(self, dim)
 
 
 unsqueeze_copy_out = _r.generated_unsqueeze_copy_out
@@ -1450,35 +1498,35 @@ view_copy_out = _r.generated_view_copy_out
 zero = _r.generated_zero
 zero_out = _r.generated_zero_out
 
-_k266 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zero_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3431')
+_k272 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zero_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3431')
 
 
 def zero_(self):
-    return _k266(self)
+    return _k272(self)
 
 
 
-_k267 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:24')
+_k273 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:24')
 
 
 def zeros(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k267(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k273(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k268 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:28')
+_k274 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:28')
 
 
 def zeros_out(size, *, out):
-    return _k268(size, out=out)
+    return _k274(size, out=out)
 
 
 
-_k269 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:56')
+_k275 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:56')
 
 
 def zeros_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k269(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k275(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 zeros_like_out = _r.generated_zeros_like_out
@@ -1629,6 +1677,13 @@ OVERLOADS = {
         'dim_IntList': (count_nonzero_dim_IntList, 'TN', 'count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor'),
         'dim_IntList_out': (count_nonzero_dim_IntList_out, 'TNT', 'count_nonzero.dim_IntList_out(Tensor self, int[] dim, *, Tensor(a!) out) -> Tensor(a!)'),
         'out': (count_nonzero_out, 'TNT', 'count_nonzero.out(Tensor self, int? dim=None, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'deg2rad': {
+        'default': (deg2rad, 'T', 'deg2rad(Tensor self) -> Tensor'),
+        'out': (deg2rad_out, 'TT', 'deg2rad.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'deg2rad_': {
+        'default': (deg2rad_, 'T', 'deg2rad_(Tensor(a!) self) -> Tensor(a!)'),
     },
     'detach': {
         'default': (detach, 'T', 'detach(Tensor(a) self) -> Tensor(a)'),
@@ -1870,6 +1925,13 @@ OVERLOADS = {
     },
     'prod': {
         'out': (prod_out, 'TNT', 'prod.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'rad2deg': {
+        'default': (rad2deg, 'T', 'rad2deg(Tensor self) -> Tensor'),
+        'out': (rad2deg_out, 'TT', 'rad2deg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'rad2deg_': {
+        'default': (rad2deg_, 'T', 'rad2deg_(Tensor(a!) self) -> Tensor(a!)'),
     },
     'rand': {
         'default': (rand, 'NNNNN', 'rand(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'),

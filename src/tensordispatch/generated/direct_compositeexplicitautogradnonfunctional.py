@@ -44,7 +44,7 @@ def copy(self, src, non_blocking=False):
 
 detach_copy = _r.generated_detach_copy
 
-_k8 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diag_embed', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:4160')
+_k8 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diag_embed', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:4234')
 
 
 def diag_embed(self, offset=0, dim1=-2, dim2=-1):

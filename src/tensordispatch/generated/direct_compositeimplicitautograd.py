@@ -15,7 +15,7 @@ KEY = 'CompositeImplicitAutograd'
 
 
 
-_k0 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4236')
+_k0 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4310')
 
 
 def absolute(self):
@@ -23,7 +23,7 @@ def absolute(self):
 
 
 
-_k1 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4244')
+_k1 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4318')
 
 
 def absolute_out(self, *, out):
@@ -31,7 +31,7 @@ def absolute_out(self, *, out):
 
 
 
-_k2 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4240')
+_k2 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4314')
 
 
 def absolute_(self):
@@ -215,7 +215,7 @@ def arctanh_(self):
 
 
 
-_k25 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'argsort', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4207')
+_k25 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'argsort', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4281')
 
 
 def argsort(self, dim=-1, descending=False):
@@ -223,7 +223,7 @@ def argsort(self, dim=-1, descending=False):
 
 
 
-_k26 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'argsort', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4211')
+_k26 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'argsort', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4285')
 
 
 def argsort_stable(self, *, stable, dim=-1, descending=False):
@@ -231,7 +231,7 @@ def argsort_stable(self, *, stable, dim=-1, descending=False):
 
 
 
-_k27 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'argsort_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4215')
+_k27 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'argsort_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4289')
 
 
 def argsort_stable_out(self, *, stable, dim=-1, descending=False, out):
@@ -239,7 +239,7 @@ def argsort_stable_out(self, *, stable, dim=-1, descending=False, out):
 
 
 
-_k28 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'broadcast_to_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4149')
+_k28 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'broadcast_to_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4223')
 
 
 def broadcast_to(self, size):
@@ -255,7 +255,7 @@ def chunk(self, chunks, dim=0):
 
 
 
-_k30 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4332')
+_k30 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4406')
 
 
 def clip(self, min=None, max=None):
@@ -263,7 +263,7 @@ def clip(self, min=None, max=None):
 
 
 
-_k31 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4337')
+_k31 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4411')
 
 
 def clip_Tensor(self, min=None, max=None):
@@ -271,7 +271,7 @@ def clip_Tensor(self, min=None, max=None):
 
 
 
-_k32 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4354')
+_k32 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4428')
 
 
 def clip_Tensor_out(self, min=None, max=None, *, out):
@@ -279,7 +279,7 @@ def clip_Tensor_out(self, min=None, max=None, *, out):
 
 
 
-_k33 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4350')
+_k33 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4424')
 
 
 def clip_out(self, min=None, max=None, *, out):
@@ -287,7 +287,7 @@ def clip_out(self, min=None, max=None, *, out):
 
 
 
-_k34 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4341')
+_k34 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4415')
 
 
 def clip_(self, min=None, max=None):
@@ -295,7 +295,7 @@ def clip_(self, min=None, max=None):
 
 
 
-_k35 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4346')
+_k35 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4420')
 
 
 def clip__Tensor(self, min=None, max=None):
@@ -367,7 +367,7 @@ def cross_entropy_loss(self, target, weight=None, reduction=1, ignore_index=-100
 
 
 
-_k44 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'diag', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4166')
+_k44 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'diag', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4240')
 
 
 def diag(self, diagonal=0):
@@ -375,7 +375,7 @@ def diag(self, diagonal=0):
 
 
 
-_k45 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'diag_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4169')
+_k45 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'diag_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4243')
 
 
 def diag_out(self, diagonal=0, *, out):
@@ -383,7 +383,7 @@ def diag_out(self, diagonal=0, *, out):
 
 
 
-_k46 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4277')
+_k46 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4351')
 
 
 def divide_Scalar(self, other):
@@ -391,7 +391,7 @@ def divide_Scalar(self, other):
 
 
 
-_k47 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4291')
+_k47 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4365')
 
 
 def divide_Scalar_mode(self, other, *, rounding_mode):
@@ -399,7 +399,7 @@ def divide_Scalar_mode(self, other, *, rounding_mode):
 
 
 
-_k48 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4269')
+_k48 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4343')
 
 
 def divide_Tensor(self, other):
@@ -407,7 +407,7 @@ def divide_Tensor(self, other):
 
 
 
-_k49 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4283')
+_k49 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4357')
 
 
 def divide_Tensor_mode(self, other, *, rounding_mode):
@@ -415,7 +415,7 @@ def divide_Tensor_mode(self, other, *, rounding_mode):
 
 
 
-_k50 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4275')
+_k50 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4349')
 
 
 def divide_out(self, other, *, out):
@@ -423,7 +423,7 @@ def divide_out(self, other, *, out):
 
 
 
-_k51 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4289')
+_k51 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4363')
 
 
 def divide_out_mode(self, other, *, rounding_mode, out):
@@ -431,7 +431,7 @@ def divide_out_mode(self, other, *, rounding_mode, out):
 
 
 
-_k52 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4280')
+_k52 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4354')
 
 
 def divide__Scalar(self, other):
@@ -439,7 +439,7 @@ def divide__Scalar(self, other):
 
 
 
-_k53 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4294')
+_k53 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4368')
 
 
 def divide__Scalar_mode(self, other, *, rounding_mode):
@@ -447,7 +447,7 @@ def divide__Scalar_mode(self, other, *, rounding_mode):
 
 
 
-_k54 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4272')
+_k54 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4346')
 
 
 def divide__Tensor(self, other):
@@ -455,7 +455,7 @@ def divide__Tensor(self, other):
 
 
 
-_k55 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4286')
+_k55 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4360')
 
 
 def divide__Tensor_mode(self, other, *, rounding_mode):
@@ -519,7 +519,7 @@ def flatten_using_ints(self, start_dim=0, end_dim=-1):
 
 
 
-_k63 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'fliplr', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4157')
+_k63 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'fliplr', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4231')
 
 
 def fliplr(self):
@@ -527,7 +527,7 @@ def fliplr(self):
 
 
 
-_k64 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'flipud', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4154')
+_k64 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'flipud', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4228')
 
 
 def flipud(self):
@@ -535,7 +535,7 @@ def flipud(self):
 
 
 
-_k65 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4406')
+_k65 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4480')
 
 
 def greater_Scalar(self, other):
@@ -543,7 +543,7 @@ def greater_Scalar(self, other):
 
 
 
-_k66 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4404')
+_k66 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4478')
 
 
 def greater_Scalar_out(self, other, *, out):
@@ -551,7 +551,7 @@ def greater_Scalar_out(self, other, *, out):
 
 
 
-_k67 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4411')
+_k67 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4485')
 
 
 def greater_Tensor(self, other):
@@ -559,7 +559,7 @@ def greater_Tensor(self, other):
 
 
 
-_k68 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4409')
+_k68 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4483')
 
 
 def greater_Tensor_out(self, other, *, out):
@@ -567,7 +567,7 @@ def greater_Tensor_out(self, other, *, out):
 
 
 
-_k69 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4414')
+_k69 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4488')
 
 
 def greater__Scalar(self, other):
@@ -575,7 +575,7 @@ def greater__Scalar(self, other):
 
 
 
-_k70 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4417')
+_k70 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4491')
 
 
 def greater__Tensor(self, other):
@@ -583,7 +583,7 @@ def greater__Tensor(self, other):
 
 
 
-_k71 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4374')
+_k71 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4448')
 
 
 def greater_equal_Scalar(self, other):
@@ -591,7 +591,7 @@ def greater_equal_Scalar(self, other):
 
 
 
-_k72 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4372')
+_k72 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4446')
 
 
 def greater_equal_Scalar_out(self, other, *, out):
@@ -599,7 +599,7 @@ def greater_equal_Scalar_out(self, other, *, out):
 
 
 
-_k73 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4379')
+_k73 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4453')
 
 
 def greater_equal_Tensor(self, other):
@@ -607,7 +607,7 @@ def greater_equal_Tensor(self, other):
 
 
 
-_k74 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4377')
+_k74 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4451')
 
 
 def greater_equal_Tensor_out(self, other, *, out):
@@ -615,7 +615,7 @@ def greater_equal_Tensor_out(self, other, *, out):
 
 
 
-_k75 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4382')
+_k75 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4456')
 
 
 def greater_equal__Scalar(self, other):
@@ -623,7 +623,7 @@ def greater_equal__Scalar(self, other):
 
 
 
-_k76 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4385')
+_k76 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4459')
 
 
 def greater_equal__Tensor(self, other):
@@ -631,7 +631,7 @@ def greater_equal__Tensor(self, other):
 
 
 
-_k77 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'isclose', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4198')
+_k77 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'isclose', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4272')
 
 
 def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -663,7 +663,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn
 
 
 
-_k81 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4422')
+_k81 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4496')
 
 
 def less_Scalar(self, other):
@@ -671,7 +671,7 @@ def less_Scalar(self, other):
 
 
 
-_k82 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4420')
+_k82 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4494')
 
 
 def less_Scalar_out(self, other, *, out):
@@ -679,7 +679,7 @@ def less_Scalar_out(self, other, *, out):
 
 
 
-_k83 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4427')
+_k83 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4501')
 
 
 def less_Tensor(self, other):
@@ -687,7 +687,7 @@ def less_Tensor(self, other):
 
 
 
-_k84 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4425')
+_k84 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4499')
 
 
 def less_Tensor_out(self, other, *, out):
@@ -695,7 +695,7 @@ def less_Tensor_out(self, other, *, out):
 
 
 
-_k85 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4430')
+_k85 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4504')
 
 
 def less__Scalar(self, other):
@@ -703,7 +703,7 @@ def less__Scalar(self, other):
 
 
 
-_k86 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4433')
+_k86 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4507')
 
 
 def less__Tensor(self, other):
@@ -711,7 +711,7 @@ def less__Tensor(self, other):
 
 
 
-_k87 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4390')
+_k87 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4464')
 
 
 def less_equal_Scalar(self, other):
@@ -719,7 +719,7 @@ def less_equal_Scalar(self, other):
 
 
 
-_k88 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4388')
+_k88 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4462')
 
 
 def less_equal_Scalar_out(self, other, *, out):
@@ -727,7 +727,7 @@ def less_equal_Scalar_out(self, other, *, out):
 
 
 
-_k89 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4395')
+_k89 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4469')
 
 
 def less_equal_Tensor(self, other):
@@ -735,7 +735,7 @@ def less_equal_Tensor(self, other):
 
 
 
-_k90 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4393')
+_k90 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4467')
 
 
 def less_equal_Tensor_out(self, other, *, out):
@@ -743,7 +743,7 @@ def less_equal_Tensor_out(self, other, *, out):
 
 
 
-_k91 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4398')
+_k91 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4472')
 
 
 def less_equal__Scalar(self, other):
@@ -751,7 +751,7 @@ def less_equal__Scalar(self, other):
 
 
 
-_k92 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4401')
+_k92 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4475')
 
 
 def less_equal__Tensor(self, other):
@@ -815,7 +815,7 @@ def matmul_out(self, other, *, out):
 
 
 
-_k100 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'moveaxis', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4111')
+_k100 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'moveaxis', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4185')
 
 
 def moveaxis_int(self, source, destination):
@@ -823,7 +823,7 @@ def moveaxis_int(self, source, destination):
 
 
 
-_k101 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'moveaxis', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4108')
+_k101 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'moveaxis', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4182')
 
 
 def moveaxis_intlist(self, source, destination):
@@ -831,7 +831,7 @@ def moveaxis_intlist(self, source, destination):
 
 
 
-_k102 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'movedim', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4105')
+_k102 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'movedim', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4179')
 
 
 def movedim_int(self, source, destination):
@@ -839,7 +839,7 @@ def movedim_int(self, source, destination):
 
 
 
-_k103 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'movedim', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4102')
+_k103 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'movedim', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4176')
 
 
 def movedim_intlist(self, source, destination):
@@ -847,7 +847,7 @@ def movedim_intlist(self, source, destination):
 
 
 
-_k104 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4263')
+_k104 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4337')
 
 
 def multiply_Scalar(self, other):
@@ -855,7 +855,7 @@ def multiply_Scalar(self, other):
 
 
 
-_k105 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4255')
+_k105 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4329')
 
 
 def multiply_Tensor(self, other):
@@ -863,7 +863,7 @@ def multiply_Tensor(self, other):
 
 
 
-_k106 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4261')
+_k106 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4335')
 
 
 def multiply_out(self, other, *, out):
@@ -871,7 +871,7 @@ def multiply_out(self, other, *, out):
 
 
 
-_k107 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4266')
+_k107 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4340')
 
 
 def multiply__Scalar(self, other):
@@ -879,7 +879,7 @@ def multiply__Scalar(self, other):
 
 
 
-_k108 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4258')
+_k108 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4332')
 
 
 def multiply__Tensor(self, other):
@@ -903,7 +903,7 @@ def narrow_Tensor(self, dim, start, length):
 
 
 
-_k111 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4247')
+_k111 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4321')
 
 
 def negative(self):
@@ -911,7 +911,7 @@ def negative(self):
 
 
 
-_k112 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4253')
+_k112 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4327')
 
 
 def negative_out(self, *, out):
@@ -919,7 +919,7 @@ def negative_out(self, *, out):
 
 
 
-_k113 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4250')
+_k113 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4324')
 
 
 def negative_(self):
@@ -967,7 +967,7 @@ def nll_loss_nd(self, target, weight=None, reduction=1, ignore_index=-100):
 
 
 
-_k119 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4358')
+_k119 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4432')
 
 
 def not_equal_Scalar(self, other):
@@ -975,7 +975,7 @@ def not_equal_Scalar(self, other):
 
 
 
-_k120 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4356')
+_k120 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4430')
 
 
 def not_equal_Scalar_out(self, other, *, out):
@@ -983,7 +983,7 @@ def not_equal_Scalar_out(self, other, *, out):
 
 
 
-_k121 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4363')
+_k121 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4437')
 
 
 def not_equal_Tensor(self, other):
@@ -991,7 +991,7 @@ def not_equal_Tensor(self, other):
 
 
 
-_k122 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4361')
+_k122 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4435')
 
 
 def not_equal_Tensor_out(self, other, *, out):
@@ -999,7 +999,7 @@ def not_equal_Tensor_out(self, other, *, out):
 
 
 
-_k123 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4366')
+_k123 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4440')
 
 
 def not_equal__Scalar(self, other):
@@ -1007,7 +1007,7 @@ def not_equal__Scalar(self, other):
 
 
 
-_k124 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4369')
+_k124 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4443')
 
 
 def not_equal__Tensor(self, other):
@@ -1047,7 +1047,7 @@ def positive(self):
 
 
 
-_k129 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'ravel', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4136')
+_k129 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'ravel', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4210')
 
 
 def ravel(self):
@@ -1151,7 +1151,7 @@ def std_out(self, dim, unbiased=True, keepdim=False, *, out):
 
 
 
-_k142 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4326')
+_k142 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4400')
 
 
 def subtract_Scalar(self, other, alpha=1):
@@ -1159,7 +1159,7 @@ def subtract_Scalar(self, other, alpha=1):
 
 
 
-_k143 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4320')
+_k143 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4394')
 
 
 def subtract_Tensor(self, other, *, alpha=1):
@@ -1167,7 +1167,7 @@ def subtract_Tensor(self, other, *, alpha=1):
 
 
 
-_k144 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4318')
+_k144 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4392')
 
 
 def subtract_out(self, other, *, alpha=1, out):
@@ -1175,7 +1175,7 @@ def subtract_out(self, other, *, alpha=1, out):
 
 
 
-_k145 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4329')
+_k145 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4403')
 
 
 def subtract__Scalar(self, other, alpha=1):
@@ -1183,7 +1183,7 @@ def subtract__Scalar(self, other, alpha=1):
 
 
 
-_k146 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4323')
+_k146 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4397')
 
 
 def subtract__Tensor(self, other, *, alpha=1):
@@ -1191,7 +1191,7 @@ def subtract__Tensor(self, other, *, alpha=1):
 
 
 
-_k147 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'swapaxes', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4114')
+_k147 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'swapaxes', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4188')
 
 
 def swapaxes(self, axis0, axis1):
@@ -1199,7 +1199,7 @@ def swapaxes(self, axis0, axis1):
 
 
 
-_k148 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'swapaxes_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4119')
+_k148 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'swapaxes_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4193')
 
 
 def swapaxes_(self, axis0, axis1):
@@ -1207,7 +1207,7 @@ def swapaxes_(self, axis0, axis1):
 
 
 
-_k149 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'swapdims', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4125')
+_k149 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'swapdims', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4199')
 
 
 def swapdims(self, dim0, dim1):
@@ -1215,7 +1215,7 @@ def swapdims(self, dim0, dim1):
 
 
 
-_k150 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'swapdims_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4130')
+_k150 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'swapdims_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4204')
 
 
 def swapdims_(self, dim0, dim1):
@@ -1223,7 +1223,7 @@ def swapdims_(self, dim0, dim1):
 
 
 
-_k151 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'tile_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4144')
+_k151 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'tile_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4218')
 
 
 def tile(self, dims):
@@ -1263,7 +1263,7 @@ def to_other(self, other, non_blocking=False, copy=False, memory_format=None):
 
 
 
-_k156 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4310')
+_k156 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4384')
 
 
 def true_divide_Scalar(self, other):
@@ -1271,7 +1271,7 @@ def true_divide_Scalar(self, other):
 
 
 
-_k157 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4298')
+_k157 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4372')
 
 
 def true_divide_Tensor(self, other):
@@ -1279,7 +1279,7 @@ def true_divide_Tensor(self, other):
 
 
 
-_k158 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4307')
+_k158 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4381')
 
 
 def true_divide_out(self, other, *, out):
@@ -1287,7 +1287,7 @@ def true_divide_out(self, other, *, out):
 
 
 
-_k159 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4314')
+_k159 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4388')
 
 
 def true_divide__Scalar(self, other):
@@ -1295,7 +1295,7 @@ def true_divide__Scalar(self, other):
 
 
 
-_k160 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4303')
+_k160 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4377')
 
 
 def true_divide__Tensor(self, other):
@@ -1311,7 +1311,7 @@ def type_as(self, other):
 
 
 
-_k162 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'unflatten_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4139')
+_k162 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'unflatten_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4213')
 
 
 def unflatten_int(self, dim, sizes):

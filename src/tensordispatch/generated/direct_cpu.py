@@ -389,6 +389,10 @@ def flip(self, dims):
 floor = _r.wrapper_CPU_floor
 floor_out = _r.wrapper_CPU_floor_out
 floor_ = _r.wrapper_CPU_floor_
+fmax = _r.wrapper_CPU_fmax
+fmax_out = _r.wrapper_CPU_fmax_out
+fmin = _r.wrapper_CPU_fmin
+fmin_out = _r.wrapper_CPU_fmin_out
 fmod_Tensor = _r.wrapper_CPU_fmod_Tensor
 fmod_Tensor_out = _r.wrapper_CPU_fmod_Tensor_out
 fmod__Tensor = _r.wrapper_CPU_fmod__Tensor
@@ -418,19 +422,19 @@ hypot_ = _r.wrapper_CPU_hypot_
 index_Tensor = _r.wrapper_CPU_index_Tensor
 index_Tensor_out = _r.wrapper_CPU_index_Tensor_out
 
-_k200 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select', 'CPU', 'ops/native_functions.yaml:1831')
+_k204 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select', 'CPU', 'ops/native_functions.yaml:1831')
 
 
 def index_select(self, dim, index):
-    return _k200(self, dim, index)
+    return _k204(self, dim, index)
 
 
 
-_k201 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select_out', 'CPU', 'ops/native_functions.yaml:1838')
+_k205 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select_out', 'CPU', 'ops/native_functions.yaml:1838')
 
 
 def index_select_out(self, dim, index, *, out):
-    return _k201(self, dim, index, out=out)
+    return _k205(self, dim, index, out=out)
 
 
 isneginf = _r.wrapper_CPU_isneginf
@@ -450,11 +454,11 @@ lerp_Tensor_out = _r.wrapper_CPU_lerp_Tensor_out
 lerp__Scalar = _r.wrapper_CPU_lerp__Scalar
 lerp__Tensor = _r.wrapper_CPU_lerp__Tensor
 
-_k218 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'linspace_out', 'CPU', 'ops/native_functions.yaml:2074')
+_k222 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'linspace_out', 'CPU', 'ops/native_functions.yaml:2074')
 
 
 def linspace_out(start, end, steps, *, out):
-    return _k218(start, end, steps, out=out)
+    return _k222(start, end, steps, out=out)
 
 
 log = _r.wrapper_CPU_log
@@ -471,52 +475,54 @@ log2_ = _r.wrapper_CPU_log2_
 log_ = _r.wrapper_CPU_log_
 logaddexp = _r.wrapper_CPU_logaddexp
 logaddexp_out = _r.wrapper_CPU_logaddexp_out
+logaddexp2 = _r.wrapper_CPU_logaddexp2
+logaddexp2_out = _r.wrapper_CPU_logaddexp2_out
 
-_k233 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_and_out', 'CPU', 'ops/native_functions.yaml:2933')
+_k239 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_and_out', 'CPU', 'ops/native_functions.yaml:2933')
 
 
 def logical_and_out(self, other, *, out):
-    return _k233(self, other, out=out)
+    return _k239(self, other, out=out)
 
 
 
-_k234 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_not_out', 'CPU', 'ops/native_functions.yaml:2891')
+_k240 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_not_out', 'CPU', 'ops/native_functions.yaml:2891')
 
 
 def logical_not_out(self, *, out):
-    return _k234(self, out=out)
+    return _k240(self, out=out)
 
 
 
-_k235 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_or_out', 'CPU', 'ops/native_functions.yaml:2954')
+_k241 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_or_out', 'CPU', 'ops/native_functions.yaml:2954')
 
 
 def logical_or_out(self, other, *, out):
-    return _k235(self, other, out=out)
+    return _k241(self, other, out=out)
 
 
 
-_k236 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_xor_out', 'CPU', 'ops/native_functions.yaml:2912')
+_k242 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_xor_out', 'CPU', 'ops/native_functions.yaml:2912')
 
 
 def logical_xor_out(self, other, *, out):
-    return _k236(self, other, out=out)
+    return _k242(self, other, out=out)
 
 
 
-_k237 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_cpu', 'CPU', 'ops/native_functions.yaml:1145')
+_k243 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_cpu', 'CPU', 'ops/native_functions.yaml:1145')
 
 
 def logsumexp(self, dim, keepdim=False):
-    return _k237(self, dim, keepdim)
+    return _k243(self, dim, keepdim)
 
 
 
-_k238 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_out_cpu', 'CPU', 'ops/native_functions.yaml:1153')
+_k244 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_out_cpu', 'CPU', 'ops/native_functions.yaml:1153')
 
 
 def logsumexp_out(self, dim, keepdim=False, *, out):
-    return _k238(self, dim, keepdim, out=out)
+    return _k244(self, dim, keepdim, out=out)
 
 
 lt_Scalar = _r.wrapper_CPU_lt_Scalar
@@ -526,53 +532,53 @@ lt_Tensor_out = _r.wrapper_CPU_lt_Tensor_out
 lt__Scalar = _r.wrapper_CPU_lt__Scalar
 lt__Tensor = _r.wrapper_CPU_lt__Tensor
 
-_k245 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Scalar', 'CPU', 'ops/native_functions.yaml:1963')
+_k251 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Scalar', 'CPU', 'ops/native_functions.yaml:1963')
 
 
 def masked_fill__Scalar(self, mask, value):
-    return _k245(self, mask, value)
+    return _k251(self, mask, value)
 
 
 
-_k246 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Tensor', 'CPU', 'ops/native_functions.yaml:1978')
+_k252 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Tensor', 'CPU', 'ops/native_functions.yaml:1978')
 
 
 def masked_fill__Tensor(self, mask, value):
-    return _k246(self, mask, value)
+    return _k252(self, mask, value)
 
 
 
-_k247 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select', 'CPU', 'ops/native_functions.yaml:1992')
+_k253 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select', 'CPU', 'ops/native_functions.yaml:1992')
 
 
 def masked_select(self, mask):
-    return _k247(self, mask)
+    return _k253(self, mask)
 
 
 
-_k248 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select_out', 'CPU', 'ops/native_functions.yaml:1998')
+_k254 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select_out', 'CPU', 'ops/native_functions.yaml:1998')
 
 
 def masked_select_out(self, mask, *, out):
-    return _k248(self, mask, out=out)
+    return _k254(self, mask, out=out)
 
 
 
-_k249 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_all_cpu', 'CPU', 'ops/native_functions.yaml:985')
+_k255 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_all_cpu', 'CPU', 'ops/native_functions.yaml:985')
 
 
 def max(self):
-    return _k249(self)
+    return _k255(self)
 
 
 max_dim = _r.wrapper_CPU_max_dim
 max_dim_max = _r.wrapper_CPU_max_dim_max
 
-_k252 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_unary_out', 'CPU', 'ops/native_functions.yaml:993')
+_k258 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_unary_out', 'CPU', 'ops/native_functions.yaml:993')
 
 
 def max_unary_out(self, *, out):
-    return _k252(self, out=out)
+    return _k258(self, out=out)
 
 
 maximum = _r.wrapper_CPU_maximum
@@ -580,21 +586,21 @@ maximum_out = _r.wrapper_CPU_maximum_out
 mean_dim = _r.wrapper_CPU_mean_dim
 mean_out = _r.wrapper_CPU_mean_out
 
-_k257 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_all_cpu', 'CPU', 'ops/native_functions.yaml:1000')
+_k263 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_all_cpu', 'CPU', 'ops/native_functions.yaml:1000')
 
 
 def min(self):
-    return _k257(self)
+    return _k263(self)
 
 
 min_dim = _r.wrapper_CPU_min_dim
 min_dim_min = _r.wrapper_CPU_min_dim_min
 
-_k260 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_unary_out', 'CPU', 'ops/native_functions.yaml:1008')
+_k266 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_unary_out', 'CPU', 'ops/native_functions.yaml:1008')
 
 
 def min_unary_out(self, *, out):
-    return _k260(self, out=out)
+    return _k266(self, out=out)
 
 
 minimum = _r.wrapper_CPU_minimum
@@ -602,44 +608,44 @@ minimum_out = _r.wrapper_CPU_minimum_out
 mm = _r.wrapper_CPU_mm
 mm_out = _r.wrapper_CPU_mm_out
 
-_k265 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'mul.Tensor', 'CPU', 'ops/native_functions.yaml:193')
+_k271 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'mul.Tensor', 'CPU', 'ops/native_functions.yaml:193')
 
 
 def mul_Tensor(self, other):
-    return _k265(self, other)
+    return _k271(self, other)
 
 
 mul_out = _r.wrapper_CPU_mul_out
 
-_k267 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'mul_.Tensor', 'CPU', 'ops/native_functions.yaml:193')
+_k273 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'mul_.Tensor', 'CPU', 'ops/native_functions.yaml:193')
 
 
 def mul__Tensor(self, other):
-    return _k267(self, other)
+    return _k273(self, other)
 
 
 
-_k268 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nan_to_num_out', 'CPU', 'ops/native_functions.yaml:3680')
+_k274 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nan_to_num_out', 'CPU', 'ops/native_functions.yaml:3680')
 
 
 def nan_to_num_out(self, nan=None, posinf=None, neginf=None, *, out):
-    return _k268(self, nan, posinf, neginf, out=out)
+    return _k274(self, nan, posinf, neginf, out=out)
 
 
 
-_k269 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_dropout_cpu', 'CPU', 'ops/native_functions.yaml:1440')
+_k275 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_dropout_cpu', 'CPU', 'ops/native_functions.yaml:1440')
 
 
 def native_dropout(input, p, train):
-    return _k269(input, p, train)
+    return _k275(input, p, train)
 
 
 
-_k270 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_layer_norm_cpu', 'CPU', 'ops/native_functions.yaml:1448')
+_k276 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_layer_norm_cpu', 'CPU', 'ops/native_functions.yaml:1448')
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
-    return _k270(input, normalized_shape, weight, bias, eps)
+    return _k276(input, normalized_shape, weight, bias, eps)
 
 
 ne_Scalar = _r.wrapper_CPU_ne_Scalar
@@ -649,47 +655,47 @@ ne_Tensor_out = _r.wrapper_CPU_ne_Tensor_out
 ne__Scalar = _r.wrapper_CPU_ne__Scalar
 ne__Tensor = _r.wrapper_CPU_ne__Tensor
 
-_k277 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'neg', 'CPU', 'ops/native_functions.yaml:318')
+_k283 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'neg', 'CPU', 'ops/native_functions.yaml:318')
 
 
 def neg(self):
-    return _k277(self)
+    return _k283(self)
 
 
 neg_out = _r.wrapper_CPU_neg_out
 neg_ = _r.wrapper_CPU_neg_
 
-_k280 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_cpu', 'CPU', 'ops/native_functions.yaml:1486')
+_k286 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_cpu', 'CPU', 'ops/native_functions.yaml:1486')
 
 
 def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
-    return _k280(self, target, weight, reduction, ignore_index)
+    return _k286(self, target, weight, reduction, ignore_index)
 
 
 
-_k281 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_out_cpu', 'CPU', 'ops/native_functions.yaml:1480')
+_k287 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_out_cpu', 'CPU', 'ops/native_functions.yaml:1480')
 
 
 def nll_loss2d_forward_output(self, target, weight, reduction, ignore_index, *, output, total_weight):
-    return _k281(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
+    return _k287(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
 
 
 nll_loss_forward = _r.wrapper_CPU_nll_loss_forward
 nll_loss_forward_output = _r.wrapper_CPU_nll_loss_forward_output
 
-_k284 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero', 'CPU', 'ops/native_functions.yaml:2003')
+_k290 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero', 'CPU', 'ops/native_functions.yaml:2003')
 
 
 def nonzero(self):
-    return _k284(self)
+    return _k290(self)
 
 
 
-_k285 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero_out', 'CPU', 'ops/native_functions.yaml:2009')
+_k291 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero_out', 'CPU', 'ops/native_functions.yaml:2009')
 
 
 def nonzero_out(self, *, out):
-    return _k285(self, out=out)
+    return _k291(self, out=out)
 
 
 norm_ScalarOpt_dim = _r.wrapper_CPU_norm_ScalarOpt_dim
@@ -697,11 +703,11 @@ norm_ScalarOpt_dim_dtype = _r.wrapper_CPU_norm_ScalarOpt_dim_dtype
 norm_dtype_out = _r.wrapper_CPU_norm_dtype_out
 norm_out = _r.wrapper_CPU_norm_out
 
-_k290 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'normal_', 'CPU', 'ops/native_functions.yaml:2139')
+_k296 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'normal_', 'CPU', 'ops/native_functions.yaml:2139')
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    return _k290(self, mean, std, generator=generator)
+    return _k296(self, mean, std, generator=generator)
 
 
 pow_Scalar = _r.wrapper_CPU_pow_Scalar
@@ -713,29 +719,29 @@ pow_Tensor_Tensor_out = _r.wrapper_CPU_pow_Tensor_Tensor_out
 pow__Scalar = _r.wrapper_CPU_pow__Scalar
 pow__Tensor = _r.wrapper_CPU_pow__Tensor
 
-_k299 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'prod_cpu', 'CPU', 'ops/native_functions.yaml:911')
+_k305 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'prod_cpu', 'CPU', 'ops/native_functions.yaml:911')
 
 
 def prod(self, *, dtype=None):
-    return _k299(self, dtype=dtype)
+    return _k305(self, dtype=dtype)
 
 
 prod_dim_int = _r.wrapper_CPU_prod_dim_int
 prod_int_out = _r.wrapper_CPU_prod_int_out
 
-_k302 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__from', 'CPU', 'ops/native_functions.yaml:2154')
+_k308 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__from', 'CPU', 'ops/native_functions.yaml:2154')
 
 
 def random__from(self, from_, to, *, generator=None):
-    return _k302(self, from_, to, generator=generator)
+    return _k308(self, from_, to, generator=generator)
 
 
 
-_k303 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__to', 'CPU', 'ops/native_functions.yaml:2163')
+_k309 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__to', 'CPU', 'ops/native_functions.yaml:2163')
 
 
 def random__to(self, to, *, generator=None):
-    return _k303(self, to, generator=generator)
+    return _k309(self, to, generator=generator)
 
 
 reciprocal = _r.wrapper_CPU_reciprocal
@@ -745,11 +751,11 @@ remainder_Tensor = _r.wrapper_CPU_remainder_Tensor
 remainder_Tensor_out = _r.wrapper_CPU_remainder_Tensor_out
 remainder__Tensor = _r.wrapper_CPU_remainder__Tensor
 
-_k310 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'roll', 'CPU', 'ops/native_functions.yaml:1789')
+_k316 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'roll', 'CPU', 'ops/native_functions.yaml:1789')
 
 
 def roll(self, shifts, dims=()):
-    return _k310(self, shifts, dims)
+    return _k316(self, shifts, dims)
 
 
 round = _r.wrapper_CPU_round
@@ -788,11 +794,11 @@ silu = _r.wrapper_CPU_silu
 silu_out = _r.wrapper_CPU_silu_out
 silu_ = _r.wrapper_CPU_silu_
 
-_k346 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sin', 'CPU', 'ops/native_functions.yaml:358')
+_k352 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sin', 'CPU', 'ops/native_functions.yaml:358')
 
 
 def sin(self):
-    return _k346(self)
+    return _k352(self)
 
 
 sin_out = _r.wrapper_CPU_sin_out
@@ -803,46 +809,46 @@ sinh_ = _r.wrapper_CPU_sinh_
 sort_stable = _r.wrapper_CPU_sort_stable
 sort_values_stable = _r.wrapper_CPU_sort_values_stable
 
-_k354 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sqrt', 'CPU', 'ops/native_functions.yaml:398')
+_k360 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sqrt', 'CPU', 'ops/native_functions.yaml:398')
 
 
 def sqrt(self):
-    return _k354(self)
+    return _k360(self)
 
 
 sqrt_out = _r.wrapper_CPU_sqrt_out
 sqrt_ = _r.wrapper_CPU_sqrt_
 
-_k357 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_cpu', 'CPU', 'ops/native_functions.yaml:1088')
+_k363 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_cpu', 'CPU', 'ops/native_functions.yaml:1088')
 
 
 def std_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k357(self, dim, correction=correction, keepdim=keepdim)
+    return _k363(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k358 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1096')
+_k364 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1096')
 
 
 def std_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k358(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k364(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 
-_k359 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sub.Tensor', 'CPU', 'ops/native_functions.yaml:142')
+_k365 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sub.Tensor', 'CPU', 'ops/native_functions.yaml:142')
 
 
 def sub_Tensor(self, other, *, alpha=1):
-    return _k359(self, other, alpha=alpha)
+    return _k365(self, other, alpha=alpha)
 
 
 sub_out = _r.wrapper_CPU_sub_out
 
-_k361 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'sub_.Tensor', 'CPU', 'ops/native_functions.yaml:142')
+_k367 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'sub_.Tensor', 'CPU', 'ops/native_functions.yaml:142')
 
 
 def sub__Tensor(self, other, *, alpha=1):
-    return _k361(self, other, alpha=alpha)
+    return _k367(self, other, alpha=alpha)
 
 
 sum_IntList_out = _r.wrapper_CPU_sum_IntList_out
@@ -856,11 +862,11 @@ tanh_ = _r.wrapper_CPU_tanh_
 topk = _r.wrapper_CPU_topk
 topk_values = _r.wrapper_CPU_topk_values
 
-_k372 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'trace_cpu', 'CPU', 'ops/native_functions.yaml:4171')
+_k378 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'trace_cpu', 'CPU', 'ops/native_functions.yaml:4245')
 
 
 def trace(self):
-    return _k372(self)
+    return _k378(self)
 
 
 tril = _r.wrapper_CPU_tril
@@ -873,75 +879,75 @@ trunc = _r.wrapper_CPU_trunc
 trunc_out = _r.wrapper_CPU_trunc_out
 trunc_ = _r.wrapper_CPU_trunc_
 
-_k382 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'unfold', 'CPU', 'ops/native_functions.yaml:1600')
+_k388 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'unfold', 'CPU', 'ops/native_functions.yaml:1600')
 
 
 def unfold(self, dimension, size, step):
-    return _k382(self, dimension, size, step)
+    return _k388(self, dimension, size, step)
 
 
 
-_k383 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'uniform_', 'CPU', 'ops/native_functions.yaml:2130')
+_k389 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'uniform_', 'CPU', 'ops/native_functions.yaml:2130')
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
-    return _k383(self, from_, to, generator=generator)
+    return _k389(self, from_, to, generator=generator)
 
 
 
-_k384 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_cpu', 'CPU', 'ops/native_functions.yaml:1056')
+_k390 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_cpu', 'CPU', 'ops/native_functions.yaml:1056')
 
 
 def var_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k384(self, dim, correction=correction, keepdim=keepdim)
+    return _k390(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k385 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1064')
+_k391 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1064')
 
 
 def var_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k385(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k391(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 
-_k386 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view', 'CPU', 'ops/native_functions.yaml:663')
+_k392 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view', 'CPU', 'ops/native_functions.yaml:663')
 
 
 def view(self, size):
-    return _k386(self, size)
+    return _k392(self, size)
 
 
 
-_k387 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_complex', 'CPU', 'ops/native_functions.yaml:1716')
+_k393 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_complex', 'CPU', 'ops/native_functions.yaml:1716')
 
 
 def view_as_complex(self):
-    return _k387(self)
+    return _k393(self)
 
 
 
-_k388 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_real', 'CPU', 'ops/native_functions.yaml:1704')
+_k394 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_real', 'CPU', 'ops/native_functions.yaml:1704')
 
 
 def view_as_real(self):
-    return _k388(self)
+    return _k394(self)
 
 
 
-_k389 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where', 'CPU', 'ops/native_functions.yaml:2822')
+_k395 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where', 'CPU', 'ops/native_functions.yaml:2822')
 
 
 def where_self(condition, self, other):
-    return _k389(condition, self, other)
+    return _k395(condition, self, other)
 
 
 
-_k390 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where_self_out', 'CPU', 'ops/native_functions.yaml:2830')
+_k396 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where_self_out', 'CPU', 'ops/native_functions.yaml:2830')
 
 
 def where_self_out(condition, self, other, *, out):
-    return _k390(condition, self, other, out=out)
+    return _k396(condition, self, other, out=out)
 
 
 
@@ -1314,6 +1320,14 @@ OVERLOADS = {
     'floor_': {
         'default': (floor_, 'T', 'floor_(Tensor(a!) self) -> Tensor(a!)'),
     },
+    'fmax': {
+        'default': (fmax, 'TT', 'fmax(Tensor self, Tensor other) -> Tensor'),
+        'out': (fmax_out, 'TTT', 'fmax.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'fmin': {
+        'default': (fmin, 'TT', 'fmin(Tensor self, Tensor other) -> Tensor'),
+        'out': (fmin_out, 'TTT', 'fmin.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
     'fmod': {
         'Tensor': (fmod_Tensor, 'TT', 'fmod.Tensor(Tensor self, Tensor other) -> Tensor'),
         'Tensor_out': (fmod_Tensor_out, 'TTT', 'fmod.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
@@ -1436,6 +1450,10 @@ OVERLOADS = {
     'logaddexp': {
         'default': (logaddexp, 'TT', 'logaddexp(Tensor self, Tensor other) -> Tensor'),
         'out': (logaddexp_out, 'TTT', 'logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'logaddexp2': {
+        'default': (logaddexp2, 'TT', 'logaddexp2(Tensor self, Tensor other) -> Tensor'),
+        'out': (logaddexp2_out, 'TTT', 'logaddexp2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
     },
     'logical_and': {
         'out': (logical_and_out, 'TTT', 'logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),

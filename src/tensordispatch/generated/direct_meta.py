@@ -355,6 +355,10 @@ def flip(self, dims):
 floor = _r.wrapper_Meta_floor
 floor_out = _r.wrapper_Meta_floor_out
 floor_ = _r.wrapper_Meta_floor_
+fmax = _r.wrapper_Meta_fmax
+fmax_out = _r.wrapper_Meta_fmax_out
+fmin = _r.wrapper_Meta_fmin
+fmin_out = _r.wrapper_Meta_fmin_out
 fmod_Tensor = _r.wrapper_Meta_fmod_Tensor
 fmod_Tensor_out = _r.wrapper_Meta_fmod_Tensor_out
 fmod__Tensor = _r.wrapper_Meta_fmod__Tensor
@@ -384,19 +388,19 @@ hypot_ = _r.wrapper_Meta_hypot_
 index_Tensor = _r.wrapper_Meta_index_Tensor
 index_Tensor_out = _r.wrapper_Meta_index_Tensor_out
 
-_k201 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_meta', 'Meta', 'ops/native_functions.yaml:1831')
+_k205 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_meta', 'Meta', 'ops/native_functions.yaml:1831')
 
 
 def index_select(self, dim, index):
-    return _k201(self, dim, index)
+    return _k205(self, dim, index)
 
 
 
-_k202 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_out_meta', 'Meta', 'ops/native_functions.yaml:1838')
+_k206 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_out_meta', 'Meta', 'ops/native_functions.yaml:1838')
 
 
 def index_select_out(self, dim, index, *, out):
-    return _k202(self, dim, index, out=out)
+    return _k206(self, dim, index, out=out)
 
 
 isneginf = _r.wrapper_Meta_isneginf
@@ -416,11 +420,11 @@ lerp_Tensor_out = _r.wrapper_Meta_lerp_Tensor_out
 lerp__Scalar = _r.wrapper_Meta_lerp__Scalar
 lerp__Tensor = _r.wrapper_Meta_lerp__Tensor
 
-_k219 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'linspace_out', 'Meta', 'ops/native_functions.yaml:2074')
+_k223 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'linspace_out', 'Meta', 'ops/native_functions.yaml:2074')
 
 
 def linspace_out(start, end, steps, *, out):
-    return _k219(start, end, steps, out=out)
+    return _k223(start, end, steps, out=out)
 
 
 log = _r.wrapper_Meta_log
@@ -437,52 +441,54 @@ log2_ = _r.wrapper_Meta_log2_
 log_ = _r.wrapper_Meta_log_
 logaddexp = _r.wrapper_Meta_logaddexp
 logaddexp_out = _r.wrapper_Meta_logaddexp_out
+logaddexp2 = _r.wrapper_Meta_logaddexp2
+logaddexp2_out = _r.wrapper_Meta_logaddexp2_out
 
-_k234 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_and_out_meta', 'Meta', 'ops/native_functions.yaml:2933')
+_k240 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_and_out_meta', 'Meta', 'ops/native_functions.yaml:2933')
 
 
 def logical_and_out(self, other, *, out):
-    return _k234(self, other, out=out)
+    return _k240(self, other, out=out)
 
 
 
-_k235 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_not_out_meta', 'Meta', 'ops/native_functions.yaml:2891')
+_k241 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_not_out_meta', 'Meta', 'ops/native_functions.yaml:2891')
 
 
 def logical_not_out(self, *, out):
-    return _k235(self, out=out)
+    return _k241(self, out=out)
 
 
 
-_k236 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_or_out_meta', 'Meta', 'ops/native_functions.yaml:2954')
+_k242 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_or_out_meta', 'Meta', 'ops/native_functions.yaml:2954')
 
 
 def logical_or_out(self, other, *, out):
-    return _k236(self, other, out=out)
+    return _k242(self, other, out=out)
 
 
 
-_k237 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_xor_out_meta', 'Meta', 'ops/native_functions.yaml:2912')
+_k243 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_xor_out_meta', 'Meta', 'ops/native_functions.yaml:2912')
 
 
 def logical_xor_out(self, other, *, out):
-    return _k237(self, other, out=out)
+    return _k243(self, other, out=out)
 
 
 
-_k238 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_meta', 'Meta', 'ops/native_functions.yaml:1145')
+_k244 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_meta', 'Meta', 'ops/native_functions.yaml:1145')
 
 
 def logsumexp(self, dim, keepdim=False):
-    return _k238(self, dim, keepdim)
+    return _k244(self, dim, keepdim)
 
 
 
-_k239 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_out_meta', 'Meta', 'ops/native_functions.yaml:1153')
+_k245 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_out_meta', 'Meta', 'ops/native_functions.yaml:1153')
 
 
 def logsumexp_out(self, dim, keepdim=False, *, out):
-    return _k239(self, dim, keepdim, out=out)
+    return _k245(self, dim, keepdim, out=out)
 
 
 lt_Scalar = _r.wrapper_Meta_lt_Scalar
@@ -492,37 +498,37 @@ lt_Tensor_out = _r.wrapper_Meta_lt_Tensor_out
 lt__Scalar = _r.wrapper_Meta_lt__Scalar
 lt__Tensor = _r.wrapper_Meta_lt__Tensor
 
-_k246 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1963')
+_k252 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1963')
 
 
 def masked_fill__Scalar(self, mask, value):
-    return _k246(self, mask, value)
+    return _k252(self, mask, value)
 
 
 
-_k247 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1978')
+_k253 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1978')
 
 
 def masked_fill__Tensor(self, mask, value):
-    return _k247(self, mask, value)
+    return _k253(self, mask, value)
 
 
 
-_k248 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_all_meta', 'Meta', 'ops/native_functions.yaml:985')
+_k254 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_all_meta', 'Meta', 'ops/native_functions.yaml:985')
 
 
 def max(self):
-    return _k248(self)
+    return _k254(self)
 
 
 max_dim = _r.wrapper_Meta_max_dim
 max_dim_max = _r.wrapper_Meta_max_dim_max
 
-_k251 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_unary_out_meta', 'Meta', 'ops/native_functions.yaml:993')
+_k257 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_unary_out_meta', 'Meta', 'ops/native_functions.yaml:993')
 
 
 def max_unary_out(self, *, out):
-    return _k251(self, out=out)
+    return _k257(self, out=out)
 
 
 maximum = _r.wrapper_Meta_maximum
@@ -530,21 +536,21 @@ maximum_out = _r.wrapper_Meta_maximum_out
 mean_dim = _r.wrapper_Meta_mean_dim
 mean_out = _r.wrapper_Meta_mean_out
 
-_k256 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_all_meta', 'Meta', 'ops/native_functions.yaml:1000')
+_k262 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_all_meta', 'Meta', 'ops/native_functions.yaml:1000')
 
 
 def min(self):
-    return _k256(self)
+    return _k262(self)
 
 
 min_dim = _r.wrapper_Meta_min_dim
 min_dim_min = _r.wrapper_Meta_min_dim_min
 
-_k259 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_unary_out_meta', 'Meta', 'ops/native_functions.yaml:1008')
+_k265 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_unary_out_meta', 'Meta', 'ops/native_functions.yaml:1008')
 
 
 def min_unary_out(self, *, out):
-    return _k259(self, out=out)
+    return _k265(self, out=out)
 
 
 minimum = _r.wrapper_Meta_minimum
@@ -555,27 +561,27 @@ mul_Tensor = _r.wrapper_Meta_mul_Tensor
 mul_out = _r.wrapper_Meta_mul_out
 mul__Tensor = _r.wrapper_Meta_mul__Tensor
 
-_k267 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nan_to_num_out_meta', 'Meta', 'ops/native_functions.yaml:3680')
+_k273 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nan_to_num_out_meta', 'Meta', 'ops/native_functions.yaml:3680')
 
 
 def nan_to_num_out(self, nan=None, posinf=None, neginf=None, *, out):
-    return _k267(self, nan, posinf, neginf, out=out)
+    return _k273(self, nan, posinf, neginf, out=out)
 
 
 
-_k268 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_dropout_meta', 'Meta', 'ops/native_functions.yaml:1440')
+_k274 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_dropout_meta', 'Meta', 'ops/native_functions.yaml:1440')
 
 
 def native_dropout(input, p, train):
-    return _k268(input, p, train)
+    return _k274(input, p, train)
 
 
 
-_k269 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_layer_norm_meta', 'Meta', 'ops/native_functions.yaml:1448')
+_k275 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_layer_norm_meta', 'Meta', 'ops/native_functions.yaml:1448')
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
-    return _k269(input, normalized_shape, weight, bias, eps)
+    return _k275(input, normalized_shape, weight, bias, eps)
 
 
 ne_Scalar = _r.wrapper_Meta_ne_Scalar
@@ -588,19 +594,19 @@ neg = _r.wrapper_Meta_neg
 neg_out = _r.wrapper_Meta_neg_out
 neg_ = _r.wrapper_Meta_neg_
 
-_k279 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_meta', 'Meta', 'ops/native_functions.yaml:1486')
+_k285 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_meta', 'Meta', 'ops/native_functions.yaml:1486')
 
 
 def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
-    return _k279(self, target, weight, reduction, ignore_index)
+    return _k285(self, target, weight, reduction, ignore_index)
 
 
 
-_k280 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_out_meta', 'Meta', 'ops/native_functions.yaml:1480')
+_k286 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_out_meta', 'Meta', 'ops/native_functions.yaml:1480')
 
 
 def nll_loss2d_forward_output(self, target, weight, reduction, ignore_index, *, output, total_weight):
-    return _k280(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
+    return _k286(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
 
 
 nll_loss_forward = _r.wrapper_Meta_nll_loss_forward
@@ -610,11 +616,11 @@ norm_ScalarOpt_dim_dtype = _r.wrapper_Meta_norm_ScalarOpt_dim_dtype
 norm_dtype_out = _r.wrapper_Meta_norm_dtype_out
 norm_out = _r.wrapper_Meta_norm_out
 
-_k287 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2139')
+_k293 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2139')
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    return _k287(self, mean, std, generator=generator)
+    return _k293(self, mean, std, generator=generator)
 
 
 pow_Scalar = _r.wrapper_Meta_pow_Scalar
@@ -626,29 +632,29 @@ pow_Tensor_Tensor_out = _r.wrapper_Meta_pow_Tensor_Tensor_out
 pow__Scalar = _r.wrapper_Meta_pow__Scalar
 pow__Tensor = _r.wrapper_Meta_pow__Tensor
 
-_k296 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'prod_meta', 'Meta', 'ops/native_functions.yaml:911')
+_k302 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'prod_meta', 'Meta', 'ops/native_functions.yaml:911')
 
 
 def prod(self, *, dtype=None):
-    return _k296(self, dtype=dtype)
+    return _k302(self, dtype=dtype)
 
 
 prod_dim_int = _r.wrapper_Meta_prod_dim_int
 prod_int_out = _r.wrapper_Meta_prod_int_out
 
-_k299 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2154')
+_k305 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2154')
 
 
 def random__from(self, from_, to, *, generator=None):
-    return _k299(self, from_, to, generator=generator)
+    return _k305(self, from_, to, generator=generator)
 
 
 
-_k300 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2163')
+_k306 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2163')
 
 
 def random__to(self, to, *, generator=None):
-    return _k300(self, to, generator=generator)
+    return _k306(self, to, generator=generator)
 
 
 reciprocal = _r.wrapper_Meta_reciprocal
@@ -658,11 +664,11 @@ remainder_Tensor = _r.wrapper_Meta_remainder_Tensor
 remainder_Tensor_out = _r.wrapper_Meta_remainder_Tensor_out
 remainder__Tensor = _r.wrapper_Meta_remainder__Tensor
 
-_k307 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'roll_meta', 'Meta', 'ops/native_functions.yaml:1789')
+_k313 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'roll_meta', 'Meta', 'ops/native_functions.yaml:1789')
 
 
 def roll(self, shifts, dims=()):
-    return _k307(self, shifts, dims)
+    return _k313(self, shifts, dims)
 
 
 round = _r.wrapper_Meta_round
@@ -712,19 +718,19 @@ sqrt = _r.wrapper_Meta_sqrt
 sqrt_out = _r.wrapper_Meta_sqrt_out
 sqrt_ = _r.wrapper_Meta_sqrt_
 
-_k354 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_meta', 'Meta', 'ops/native_functions.yaml:1088')
+_k360 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_meta', 'Meta', 'ops/native_functions.yaml:1088')
 
 
 def std_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k354(self, dim, correction=correction, keepdim=keepdim)
+    return _k360(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k355 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1096')
+_k361 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1096')
 
 
 def std_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k355(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k361(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 sub_Tensor = _r.wrapper_Meta_sub_Tensor
@@ -741,11 +747,11 @@ tanh_ = _r.wrapper_Meta_tanh_
 topk = _r.wrapper_Meta_topk
 topk_values = _r.wrapper_Meta_topk_values
 
-_k369 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'trace_meta', 'Meta', 'ops/native_functions.yaml:4171')
+_k375 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'trace_meta', 'Meta', 'ops/native_functions.yaml:4245')
 
 
 def trace(self):
-    return _k369(self)
+    return _k375(self)
 
 
 tril = _r.wrapper_Meta_tril
@@ -758,75 +764,75 @@ trunc = _r.wrapper_Meta_trunc
 trunc_out = _r.wrapper_Meta_trunc_out
 trunc_ = _r.wrapper_Meta_trunc_
 
-_k379 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'unfold', 'Meta', 'ops/native_functions.yaml:1600')
+_k385 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'unfold', 'Meta', 'ops/native_functions.yaml:1600')
 
 
 def unfold(self, dimension, size, step):
-    return _k379(self, dimension, size, step)
+    return _k385(self, dimension, size, step)
 
 
 
-_k380 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2130')
+_k386 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2130')
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
-    return _k380(self, from_, to, generator=generator)
+    return _k386(self, from_, to, generator=generator)
 
 
 
-_k381 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_meta', 'Meta', 'ops/native_functions.yaml:1056')
+_k387 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_meta', 'Meta', 'ops/native_functions.yaml:1056')
 
 
 def var_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k381(self, dim, correction=correction, keepdim=keepdim)
+    return _k387(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k382 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1064')
+_k388 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1064')
 
 
 def var_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k382(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k388(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 
-_k383 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view', 'Meta', 'ops/native_functions.yaml:663')
+_k389 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view', 'Meta', 'ops/native_functions.yaml:663')
 
 
 def view(self, size):
-    return _k383(self, size)
+    return _k389(self, size)
 
 
 
-_k384 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_complex', 'Meta', 'ops/native_functions.yaml:1716')
+_k390 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_complex', 'Meta', 'ops/native_functions.yaml:1716')
 
 
 def view_as_complex(self):
-    return _k384(self)
+    return _k390(self)
 
 
 
-_k385 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_real', 'Meta', 'ops/native_functions.yaml:1704')
+_k391 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_real', 'Meta', 'ops/native_functions.yaml:1704')
 
 
 def view_as_real(self):
-    return _k385(self)
+    return _k391(self)
 
 
 
-_k386 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_meta', 'Meta', 'ops/native_functions.yaml:2822')
+_k392 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_meta', 'Meta', 'ops/native_functions.yaml:2822')
 
 
 def where_self(condition, self, other):
-    return _k386(condition, self, other)
+    return _k392(condition, self, other)
 
 
 
-_k387 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_self_out_meta', 'Meta', 'ops/native_functions.yaml:2830')
+_k393 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_self_out_meta', 'Meta', 'ops/native_functions.yaml:2830')
 
 
 def where_self_out(condition, self, other, *, out):
-    return _k387(condition, self, other, out=out)
+    return _k393(condition, self, other, out=out)
 
 
 
@@ -1202,6 +1208,14 @@ OVERLOADS = {
     'floor_': {
         'default': (floor_, 'T', 'floor_(Tensor(a!) self) -> Tensor(a!)'),
     },
+    'fmax': {
+        'default': (fmax, 'TT', 'fmax(Tensor self, Tensor other) -> Tensor'),
+        'out': (fmax_out, 'TTT', 'fmax.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'fmin': {
+        'default': (fmin, 'TT', 'fmin(Tensor self, Tensor other) -> Tensor'),
+        'out': (fmin_out, 'TTT', 'fmin.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
     'fmod': {
         'Tensor': (fmod_Tensor, 'TT', 'fmod.Tensor(Tensor self, Tensor other) -> Tensor'),
         'Tensor_out': (fmod_Tensor_out, 'TTT', 'fmod.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
@@ -1324,6 +1338,10 @@ OVERLOADS = {
     'logaddexp': {
         'default': (logaddexp, 'TT', 'logaddexp(Tensor self, Tensor other) -> Tensor'),
         'out': (logaddexp_out, 'TTT', 'logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'logaddexp2': {
+        'default': (logaddexp2, 'TT', 'logaddexp2(Tensor self, Tensor other) -> Tensor'),
+        'out': (logaddexp2_out, 'TTT', 'logaddexp2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
     },
     'logical_and': {
         'out': (logical_and_out, 'TTT', 'logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),

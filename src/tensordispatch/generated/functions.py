@@ -22,7 +22,7 @@ from tensordispatch.dispatch.tls import local_state as _local_state
 from tensordispatch.generated import return_types as _RT
 from tensordispatch.tensor.tensor import Tensor as _Tensor
 
-__all__ = ['_conj', '_neg_view', 'abs', 'abs_', 'absolute', 'acos', 'acos_', 'acosh', 'acosh_', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addmv_', 'adjoint', 'alias_copy', 'all', 'allclose', 'amax', 'amin', 'aminmax', 'any', 'arange', 'arccos', 'arccos_', 'arccosh', 'arccosh_', 'arcsin', 'arcsin_', 'arcsinh', 'arcsinh_', 'arctan', 'arctan2', 'arctan_', 'arctanh', 'arctanh_', 'argmax', 'argmin', 'argsort', 'as_strided', 'as_strided_', 'as_strided_copy', 'as_strided_scatter', 'asin', 'asin_', 'asinh', 'asinh_', 'atan', 'atan2', 'atan_', 'atanh', 'atanh_', 'baddbmm', 'bitwise_and', 'bitwise_left_shift', 'bitwise_not', 'bitwise_or', 'bitwise_right_shift', 'bitwise_xor', 'bmm', 'broadcast_to', 'cat', 'ceil', 'ceil_', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clip', 'clip_', 'clone', 'conj', 'conj_physical', 'conj_physical_', 'conv1d', 'conv2d', 'convolution', 'cos', 'cos_', 'cosh', 'cosh_', 'count_nonzero', 'cumprod', 'cumsum', 'detach', 'detach_copy', 'diag', 'diag_embed', 'diagonal', 'diagonal_copy', 'diagonal_scatter', 'div', 'divide', 'dot', 'dropout', 'dropout_', 'embedding', 'embedding_renorm_', 'empty', 'empty_like', 'empty_strided', 'eq', 'equal', 'erf', 'erf_', 'exp', 'exp2', 'exp2_', 'exp_', 'expand_copy', 'expm1', 'expm1_', 'eye', 'fill', 'fill_', 'fix', 'fix_', 'flatten', 'flip', 'fliplr', 'flipud', 'floor', 'floor_', 'floor_divide', 'fmod', 'frac', 'frac_', 'full', 'full_like', 'gather', 'ge', 'greater', 'greater_equal', 'gt', 'hypot', 'index_put', 'index_put_', 'index_select', 'is_conj', 'is_neg', 'isclose', 'isfinite', 'isinf', 'isnan', 'isneginf', 'isposinf', 'isreal', 'layer_norm', 'le', 'lerp', 'less', 'less_equal', 'linspace', 'log', 'log10', 'log10_', 'log1p', 'log1p_', 'log2', 'log2_', 'log_', 'log_softmax', 'logaddexp', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'masked_select', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'multiply', 'mv', 'nan_to_num', 'nan_to_num_', 'narrow', 'narrow_copy', 'native_dropout', 'native_layer_norm', 'ne', 'neg', 'neg_', 'negative', 'negative_', 'nonzero', 'norm', 'not_equal', 'ones', 'ones_like', 'outer', 'permute', 'permute_copy', 'positive', 'pow', 'prod', 'rand', 'rand_like', 'randint', 'randn', 'randn_like', 'ravel', 'reciprocal', 'reciprocal_', 'relu', 'relu_', 'remainder', 'reshape', 'resolve_conj', 'resolve_neg', 'roll', 'round', 'round_', 'rsqrt', 'rsqrt_', 'rsub', 'scatter', 'scatter_add', 'select', 'select_copy', 'select_scatter', 'sigmoid', 'sigmoid_', 'sign', 'signbit', 'sin', 'sin_', 'sinh', 'sinh_', 'slice_copy', 'slice_scatter', 'softmax', 'sort', 'split', 'split_copy', 'split_with_sizes', 'split_with_sizes_copy', 'sqrt', 'sqrt_', 'square', 'square_', 'squeeze', 'squeeze_copy', 'stack', 'std', 'sub', 'subtract', 'sum', 'swapaxes', 'swapdims', 't', 't_copy', 'tan', 'tan_', 'tanh', 'tanh_', 'tile', 'topk', 'trace', 'transpose', 'transpose_copy', 'tril', 'triu', 'true_divide', 'trunc', 'trunc_', 'unbind', 'unbind_copy', 'unflatten', 'unfold_copy', 'unsqueeze', 'unsqueeze_copy', 'var', 'view_as_complex', 'view_as_complex_copy', 'view_as_real', 'view_as_real_copy', 'view_copy', 'where', 'zero_', 'zeros', 'zeros_like']
+__all__ = ['_conj', '_neg_view', 'abs', 'abs_', 'absolute', 'acos', 'acos_', 'acosh', 'acosh_', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addmv_', 'adjoint', 'alias_copy', 'all', 'allclose', 'amax', 'amin', 'aminmax', 'any', 'arange', 'arccos', 'arccos_', 'arccosh', 'arccosh_', 'arcsin', 'arcsin_', 'arcsinh', 'arcsinh_', 'arctan', 'arctan2', 'arctan_', 'arctanh', 'arctanh_', 'argmax', 'argmin', 'argsort', 'as_strided', 'as_strided_', 'as_strided_copy', 'as_strided_scatter', 'asin', 'asin_', 'asinh', 'asinh_', 'atan', 'atan2', 'atan_', 'atanh', 'atanh_', 'baddbmm', 'bitwise_and', 'bitwise_left_shift', 'bitwise_not', 'bitwise_or', 'bitwise_right_shift', 'bitwise_xor', 'bmm', 'broadcast_to', 'cat', 'ceil', 'ceil_', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clip', 'clip_', 'clone', 'conj', 'conj_physical', 'conj_physical_', 'conv1d', 'conv2d', 'convolution', 'cos', 'cos_', 'cosh', 'cosh_', 'count_nonzero', 'cumprod', 'cumsum', 'deg2rad', 'deg2rad_', 'detach', 'detach_copy', 'diag', 'diag_embed', 'diagonal', 'diagonal_copy', 'diagonal_scatter', 'div', 'divide', 'dot', 'dropout', 'dropout_', 'embedding', 'embedding_renorm_', 'empty', 'empty_like', 'empty_strided', 'eq', 'equal', 'erf', 'erf_', 'exp', 'exp2', 'exp2_', 'exp_', 'expand_copy', 'expm1', 'expm1_', 'eye', 'fill', 'fill_', 'fix', 'fix_', 'flatten', 'flip', 'fliplr', 'flipud', 'floor', 'floor_', 'floor_divide', 'fmax', 'fmin', 'fmod', 'frac', 'frac_', 'full', 'full_like', 'gather', 'ge', 'greater', 'greater_equal', 'gt', 'hypot', 'index_put', 'index_put_', 'index_select', 'is_conj', 'is_neg', 'isclose', 'isfinite', 'isinf', 'isnan', 'isneginf', 'isposinf', 'isreal', 'layer_norm', 'le', 'lerp', 'less', 'less_equal', 'linspace', 'log', 'log10', 'log10_', 'log1p', 'log1p_', 'log2', 'log2_', 'log_', 'log_softmax', 'logaddexp', 'logaddexp2', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'masked_select', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'moveaxis', 'movedim', 'mul', 'multiply', 'mv', 'nan_to_num', 'nan_to_num_', 'narrow', 'narrow_copy', 'native_dropout', 'native_layer_norm', 'ne', 'neg', 'neg_', 'negative', 'negative_', 'nonzero', 'norm', 'not_equal', 'ones', 'ones_like', 'outer', 'permute', 'permute_copy', 'positive', 'pow', 'prod', 'rad2deg', 'rad2deg_', 'rand', 'rand_like', 'randint', 'randn', 'randn_like', 'ravel', 'reciprocal', 'reciprocal_', 'relu', 'relu_', 'remainder', 'reshape', 'resolve_conj', 'resolve_neg', 'roll', 'round', 'round_', 'rsqrt', 'rsqrt_', 'rsub', 'scatter', 'scatter_add', 'select', 'select_copy', 'select_scatter', 'sigmoid', 'sigmoid_', 'sign', 'signbit', 'sin', 'sin_', 'sinh', 'sinh_', 'slice_copy', 'slice_scatter', 'softmax', 'sort', 'split', 'split_copy', 'split_with_sizes', 'split_with_sizes_copy', 'sqrt', 'sqrt_', 'square', 'square_', 'squeeze', 'squeeze_copy', 'stack', 'std', 'sub', 'subtract', 'sum', 'swapaxes', 'swapdims', 't', 't_copy', 'tan', 'tan_', 'tanh', 'tanh_', 'tile', 'topk', 'trace', 'transpose', 'transpose_copy', 'tril', 'triu', 'true_divide', 'trunc', 'trunc_', 'unbind', 'unbind_copy', 'unflatten', 'unfold_copy', 'unsqueeze', 'unsqueeze_copy', 'var', 'view_as_complex', 'view_as_complex_copy', 'view_as_real', 'view_as_real_copy', 'view_copy', 'where', 'zero_', 'zeros', 'zeros_like']
 
 from tensordispatch.ops.deferred import deferred_entry as _deferred
 
@@ -171,6 +171,9 @@ _E_cumprod = _deferred(_G, '_E_cumprod', 'cumprod')
 _E_cumprod_out = _deferred(_G, '_E_cumprod_out', 'cumprod.out')
 _E_cumsum = _deferred(_G, '_E_cumsum', 'cumsum')
 _E_cumsum_out = _deferred(_G, '_E_cumsum_out', 'cumsum.out')
+_E_deg2rad = _deferred(_G, '_E_deg2rad', 'deg2rad')
+_E_deg2rad_ = _deferred(_G, '_E_deg2rad_', 'deg2rad_')
+_E_deg2rad_out = _deferred(_G, '_E_deg2rad_out', 'deg2rad.out')
 _E_detach = _deferred(_G, '_E_detach', 'detach')
 _E_detach_copy = _deferred(_G, '_E_detach_copy', 'detach_copy')
 _E_detach_copy_out = _deferred(_G, '_E_detach_copy_out', 'detach_copy.out')
@@ -237,6 +240,10 @@ _E_floor_divide = _deferred(_G, '_E_floor_divide', 'floor_divide')
 _E_floor_divide_Scalar = _deferred(_G, '_E_floor_divide_Scalar', 'floor_divide.Scalar')
 _E_floor_divide_out = _deferred(_G, '_E_floor_divide_out', 'floor_divide.out')
 _E_floor_out = _deferred(_G, '_E_floor_out', 'floor.out')
+_E_fmax = _deferred(_G, '_E_fmax', 'fmax')
+_E_fmax_out = _deferred(_G, '_E_fmax_out', 'fmax.out')
+_E_fmin = _deferred(_G, '_E_fmin', 'fmin')
+_E_fmin_out = _deferred(_G, '_E_fmin_out', 'fmin.out')
 _E_fmod_Scalar = _deferred(_G, '_E_fmod_Scalar', 'fmod.Scalar')
 _E_fmod_Scalar_out = _deferred(_G, '_E_fmod_Scalar_out', 'fmod.Scalar_out')
 _E_fmod_Tensor = _deferred(_G, '_E_fmod_Tensor', 'fmod.Tensor')
@@ -320,6 +327,8 @@ _E_log_out = _deferred(_G, '_E_log_out', 'log.out')
 _E_log_softmax_int = _deferred(_G, '_E_log_softmax_int', 'log_softmax.int')
 _E_log_softmax_int_out = _deferred(_G, '_E_log_softmax_int_out', 'log_softmax.int_out')
 _E_logaddexp = _deferred(_G, '_E_logaddexp', 'logaddexp')
+_E_logaddexp2 = _deferred(_G, '_E_logaddexp2', 'logaddexp2')
+_E_logaddexp2_out = _deferred(_G, '_E_logaddexp2_out', 'logaddexp2.out')
 _E_logaddexp_out = _deferred(_G, '_E_logaddexp_out', 'logaddexp.out')
 _E_logical_and = _deferred(_G, '_E_logical_and', 'logical_and')
 _E_logical_and_out = _deferred(_G, '_E_logical_and_out', 'logical_and.out')
@@ -406,6 +415,9 @@ _E_pow_Tensor_Tensor_out = _deferred(_G, '_E_pow_Tensor_Tensor_out', 'pow.Tensor
 _E_prod = _deferred(_G, '_E_prod', 'prod')
 _E_prod_dim_int = _deferred(_G, '_E_prod_dim_int', 'prod.dim_int')
 _E_prod_int_out = _deferred(_G, '_E_prod_int_out', 'prod.int_out')
+_E_rad2deg = _deferred(_G, '_E_rad2deg', 'rad2deg')
+_E_rad2deg_ = _deferred(_G, '_E_rad2deg_', 'rad2deg_')
+_E_rad2deg_out = _deferred(_G, '_E_rad2deg_out', 'rad2deg.out')
 _E_rand_like = _deferred(_G, '_E_rand_like', 'rand_like')
 _E_randn_like = _deferred(_G, '_E_randn_like', 'randn_like')
 _E_ravel = _deferred(_G, '_E_ravel', 'ravel')
@@ -1734,6 +1746,27 @@ def cumsum(input=_REQ, dim=_REQ, *_td_more, dtype=_NO, out=None):
         raise _binding_argument_error('cumsum', _e, ('input', 'dim'), False) from None
 
 
+def deg2rad(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('deg2rad', False)
+    try:
+        if out is None:
+            _r = _E_deg2rad.entry_function(input)
+            return _r
+        else:
+            _r = _E_deg2rad_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('deg2rad', _e, ('input',), False) from None
+
+
+def deg2rad_(input):
+    try:
+        _r = _E_deg2rad_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('deg2rad_', _e, ('input',), False) from None
+
+
 def detach(input):
     try:
         _r = _E_detach.entry_function(input)
@@ -2365,6 +2398,32 @@ def floor_divide(input=_REQ, other=_REQ, *_td_more, out=None):
         if not isinstance(input, _Tensor) and isinstance(_wrap_argument(input), _Tensor):
             return floor_divide(input=_wrap_argument(input), other=other, out=out)
         raise _binding_argument_error('floor_divide', _e, ('input', 'other'), False) from None
+
+
+def fmax(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('fmax', False)
+    try:
+        if out is None:
+            _r = _E_fmax.entry_function(input, other)
+            return _r
+        else:
+            _r = _E_fmax_out.entry_function(input, other, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('fmax', _e, ('input', 'other'), False) from None
+
+
+def fmin(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('fmin', False)
+    try:
+        if out is None:
+            _r = _E_fmin.entry_function(input, other)
+            return _r
+        else:
+            _r = _E_fmin_out.entry_function(input, other, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('fmin', _e, ('input', 'other'), False) from None
 
 
 def fmod(input=_REQ, other=_REQ, *_td_more, out=None):
@@ -3082,6 +3141,19 @@ def logaddexp(input=_REQ, other=_REQ, *_td_more, out=None):
         raise _binding_argument_error('logaddexp', _e, ('input', 'other'), False) from None
 
 
+def logaddexp2(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('logaddexp2', False)
+    try:
+        if out is None:
+            _r = _E_logaddexp2.entry_function(input, other)
+            return _r
+        else:
+            _r = _E_logaddexp2_out.entry_function(input, other, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('logaddexp2', _e, ('input', 'other'), False) from None
+
+
 def logical_and(input=_REQ, other=_REQ, *_td_more, out=None):
     if _td_more: raise _extra_arguments('logical_and', False)
     try:
@@ -3765,6 +3837,27 @@ def prod(input=_REQ, dim=_NO, keepdim=_NO, *_td_more, dtype=_NO, out=None):
         raise _no_overload('prod', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('prod', _e, ('input', 'dim', 'keepdim'), False) from None
+
+
+def rad2deg(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('rad2deg', False)
+    try:
+        if out is None:
+            _r = _E_rad2deg.entry_function(input)
+            return _r
+        else:
+            _r = _E_rad2deg_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('rad2deg', _e, ('input',), False) from None
+
+
+def rad2deg_(input):
+    try:
+        _r = _E_rad2deg_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('rad2deg_', _e, ('input',), False) from None
 
 
 def rand_like(input=_REQ, *_td_more, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):

@@ -134,6 +134,8 @@ _E_cumprod = _deferred(_G, '_E_cumprod', 'cumprod')
 _E_cumprod_ = _deferred(_G, '_E_cumprod_', 'cumprod_')
 _E_cumsum = _deferred(_G, '_E_cumsum', 'cumsum')
 _E_cumsum_ = _deferred(_G, '_E_cumsum_', 'cumsum_')
+_E_deg2rad = _deferred(_G, '_E_deg2rad', 'deg2rad')
+_E_deg2rad_ = _deferred(_G, '_E_deg2rad_', 'deg2rad_')
 _E_detach = _deferred(_G, '_E_detach', 'detach')
 _E_diag = _deferred(_G, '_E_diag', 'diag')
 _E_diag_embed = _deferred(_G, '_E_diag_embed', 'diag_embed')
@@ -177,6 +179,8 @@ _E_floor_divide = _deferred(_G, '_E_floor_divide', 'floor_divide')
 _E_floor_divide_Scalar = _deferred(_G, '_E_floor_divide_Scalar', 'floor_divide.Scalar')
 _E_floor_divide__Scalar = _deferred(_G, '_E_floor_divide__Scalar', 'floor_divide_.Scalar')
 _E_floor_divide__Tensor = _deferred(_G, '_E_floor_divide__Tensor', 'floor_divide_.Tensor')
+_E_fmax = _deferred(_G, '_E_fmax', 'fmax')
+_E_fmin = _deferred(_G, '_E_fmin', 'fmin')
 _E_fmod_Scalar = _deferred(_G, '_E_fmod_Scalar', 'fmod.Scalar')
 _E_fmod_Tensor = _deferred(_G, '_E_fmod_Tensor', 'fmod.Tensor')
 _E_fmod__Scalar = _deferred(_G, '_E_fmod__Scalar', 'fmod_.Scalar')
@@ -238,6 +242,7 @@ _E_log2_ = _deferred(_G, '_E_log2_', 'log2_')
 _E_log_ = _deferred(_G, '_E_log_', 'log_')
 _E_log_softmax_int = _deferred(_G, '_E_log_softmax_int', 'log_softmax.int')
 _E_logaddexp = _deferred(_G, '_E_logaddexp', 'logaddexp')
+_E_logaddexp2 = _deferred(_G, '_E_logaddexp2', 'logaddexp2')
 _E_logical_and = _deferred(_G, '_E_logical_and', 'logical_and')
 _E_logical_and_ = _deferred(_G, '_E_logical_and_', 'logical_and_')
 _E_logical_not = _deferred(_G, '_E_logical_not', 'logical_not')
@@ -303,6 +308,8 @@ _E_pow__Scalar = _deferred(_G, '_E_pow__Scalar', 'pow_.Scalar')
 _E_pow__Tensor = _deferred(_G, '_E_pow__Tensor', 'pow_.Tensor')
 _E_prod = _deferred(_G, '_E_prod', 'prod')
 _E_prod_dim_int = _deferred(_G, '_E_prod_dim_int', 'prod.dim_int')
+_E_rad2deg = _deferred(_G, '_E_rad2deg', 'rad2deg')
+_E_rad2deg_ = _deferred(_G, '_E_rad2deg_', 'rad2deg_')
 _E_ravel = _deferred(_G, '_E_ravel', 'ravel')
 _E_reciprocal = _deferred(_G, '_E_reciprocal', 'reciprocal')
 _E_reciprocal_ = _deferred(_G, '_E_reciprocal_', 'reciprocal_')
@@ -1569,6 +1576,24 @@ def _m_cumsum_(self, dim=_REQ, *_td_more, dtype=_NO):
 _m_cumsum_.__name__ = _m_cumsum_.__qualname__ = 'cumsum_'
 
 
+def _m_deg2rad(self):
+    try:
+        _r = _E_deg2rad.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('deg2rad', _e, (), True) from None
+_m_deg2rad.__name__ = _m_deg2rad.__qualname__ = 'deg2rad'
+
+
+def _m_deg2rad_(self):
+    try:
+        _r = _E_deg2rad_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('deg2rad_', _e, (), True) from None
+_m_deg2rad_.__name__ = _m_deg2rad_.__qualname__ = 'deg2rad_'
+
+
 def _m_detach(self):
     try:
         _r = _E_detach.entry_function(self)
@@ -1986,6 +2011,24 @@ def _m_floor_divide_(self, other=_REQ):
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('floor_divide_', _e, ('other',), True) from None
 _m_floor_divide_.__name__ = _m_floor_divide_.__qualname__ = 'floor_divide_'
+
+
+def _m_fmax(self, other=_REQ):
+    try:
+        _r = _E_fmax.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('fmax', _e, ('other',), True) from None
+_m_fmax.__name__ = _m_fmax.__qualname__ = 'fmax'
+
+
+def _m_fmin(self, other=_REQ):
+    try:
+        _r = _E_fmin.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('fmin', _e, ('other',), True) from None
+_m_fmin.__name__ = _m_fmin.__qualname__ = 'fmin'
 
 
 def _m_fmod(self, other=_REQ):
@@ -2491,6 +2534,15 @@ def _m_logaddexp(self, other=_REQ):
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('logaddexp', _e, ('other',), True) from None
 _m_logaddexp.__name__ = _m_logaddexp.__qualname__ = 'logaddexp'
+
+
+def _m_logaddexp2(self, other=_REQ):
+    try:
+        _r = _E_logaddexp2.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('logaddexp2', _e, ('other',), True) from None
+_m_logaddexp2.__name__ = _m_logaddexp2.__qualname__ = 'logaddexp2'
 
 
 def _m_logical_and(self, other=_REQ):
@@ -3171,6 +3223,24 @@ def _m_prod(self, dim=_NO, keepdim=_NO, *, dtype=_NO):
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('prod', _e, ('dim', 'keepdim'), True) from None
 _m_prod.__name__ = _m_prod.__qualname__ = 'prod'
+
+
+def _m_rad2deg(self):
+    try:
+        _r = _E_rad2deg.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('rad2deg', _e, (), True) from None
+_m_rad2deg.__name__ = _m_rad2deg.__qualname__ = 'rad2deg'
+
+
+def _m_rad2deg_(self):
+    try:
+        _r = _E_rad2deg_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('rad2deg_', _e, (), True) from None
+_m_rad2deg_.__name__ = _m_rad2deg_.__qualname__ = 'rad2deg_'
 
 
 def _m_ravel(self):
@@ -4700,6 +4770,8 @@ METHODS = {
     'cumsum': _m_cumsum,
     'cumsum_': _m_cumsum_,
     'data': _m_data,
+    'deg2rad': _m_deg2rad,
+    'deg2rad_': _m_deg2rad_,
     'detach': _m_detach,
     'diag': _m_diag,
     'diag_embed': _m_diag_embed,
@@ -4736,6 +4808,8 @@ METHODS = {
     'floor_': _m_floor_,
     'floor_divide': _m_floor_divide,
     'floor_divide_': _m_floor_divide_,
+    'fmax': _m_fmax,
+    'fmin': _m_fmin,
     'fmod': _m_fmod,
     'fmod_': _m_fmod_,
     'frac': _m_frac,
@@ -4784,6 +4858,7 @@ METHODS = {
     'log_': _m_log_,
     'log_softmax': _m_log_softmax,
     'logaddexp': _m_logaddexp,
+    'logaddexp2': _m_logaddexp2,
     'logical_and': _m_logical_and,
     'logical_and_': _m_logical_and_,
     'logical_not': _m_logical_not,
@@ -4842,6 +4917,8 @@ METHODS = {
     'pow': _m_pow,
     'pow_': _m_pow_,
     'prod': _m_prod,
+    'rad2deg': _m_rad2deg,
+    'rad2deg_': _m_rad2deg_,
     'random_': _m_random_,
     'ravel': _m_ravel,
     'real': _m_real,

@@ -97,9 +97,9 @@ _k_CompositeExplicitAutograd_abs = _kernel(_CEA, 'tensordispatch.backends.compos
 _k_CPU_abs_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'abs_out', 'CPU', 'ops/native_functions.yaml:299')
 _k_Meta_abs_out = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'abs_out_meta', 'Meta', 'ops/native_functions.yaml:299')
 _k_CompositeExplicitAutograd_abs_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'abs_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:293')
-_k_CompositeImplicitAutograd_absolute = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4236')
-_k_CompositeImplicitAutograd_absolute_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4244')
-_k_CompositeImplicitAutograd_absolute_ = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4240')
+_k_CompositeImplicitAutograd_absolute = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4310')
+_k_CompositeImplicitAutograd_absolute_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4318')
+_k_CompositeImplicitAutograd_absolute_ = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4314')
 _meta_acos = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'acos', 'structured meta', 'ops/native_functions.yaml:3765')
 _impl_CPU_acos_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'acos_out', 'CPU', 'ops/native_functions.yaml:3765')
 _meta_acosh = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'acosh', 'structured meta', 'ops/native_functions.yaml:3820')
@@ -130,7 +130,7 @@ _meta_all_dims = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS'
 _impl_CPU_all_dims_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'all_dims_out', 'CPU', 'ops/native_functions.yaml:1230')
 _meta_all_dim = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'all.dim', 'structured meta', 'ops/native_functions.yaml:1216')
 _impl_CPU_all_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'all_dim_out', 'CPU', 'ops/native_functions.yaml:1216')
-_k_CompositeExplicitAutograd_allclose = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'allclose', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4201')
+_k_CompositeExplicitAutograd_allclose = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'allclose', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4275')
 _meta_amax = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'amax', 'structured meta', 'ops/native_functions.yaml:938')
 _impl_CPU_amax_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'amax_out', 'CPU', 'ops/native_functions.yaml:938')
 _meta_amin = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'amin', 'structured meta', 'ops/native_functions.yaml:949')
@@ -174,9 +174,9 @@ _meta_argmax = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 
 _impl_CPU_argmax_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'argmax_out', 'CPU', 'ops/native_functions.yaml:1021')
 _meta_argmin = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'argmin', 'structured meta', 'ops/native_functions.yaml:1033')
 _impl_CPU_argmin_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'argmin_out', 'CPU', 'ops/native_functions.yaml:1033')
-_k_CompositeImplicitAutograd_argsort = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'argsort', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4207')
-_k_CompositeImplicitAutograd_argsort_stable = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'argsort', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4211')
-_k_CompositeImplicitAutograd_argsort_stable_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'argsort_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4215')
+_k_CompositeImplicitAutograd_argsort = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'argsort', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4281')
+_k_CompositeImplicitAutograd_argsort_stable = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'argsort', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4285')
+_k_CompositeImplicitAutograd_argsort_stable_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'argsort_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4289')
 _k_CPU_as_strided = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'as_strided', 'CPU', 'ops/native_functions.yaml:1539')
 _k_Meta_as_strided = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'as_strided', 'Meta', 'ops/native_functions.yaml:1539')
 _k_CompositeExplicitAutogradNonFunctional_as_strided_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'as_strided__symint', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3515')
@@ -227,7 +227,7 @@ _impl_CPU_bitwise_xor_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CP
 _k_CompositeExplicitAutograd_bitwise_xor__Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3098')
 _meta_bmm = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bmm', 'structured meta', 'ops/native_functions.yaml:859')
 _impl_CPU_bmm_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bmm_out', 'CPU', 'ops/native_functions.yaml:859')
-_k_CompositeImplicitAutograd_broadcast_to = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'broadcast_to_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4149')
+_k_CompositeImplicitAutograd_broadcast_to = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'broadcast_to_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4223')
 _meta_cat = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'cat', 'structured meta', 'ops/native_functions.yaml:1766')
 _impl_CPU_cat_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'cat_out', 'CPU', 'ops/native_functions.yaml:1766')
 _meta_ceil = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'ceil', 'structured meta', 'ops/native_functions.yaml:2603')
@@ -245,12 +245,12 @@ _meta_clamp_min_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FU
 _impl_CPU_clamp_min_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_min_Tensor_out', 'CPU', 'ops/native_functions.yaml:2814')
 _meta_clamp_min = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'clamp_min', 'structured meta', 'ops/native_functions.yaml:2806')
 _impl_CPU_clamp_min_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_min_out', 'CPU', 'ops/native_functions.yaml:2806')
-_k_CompositeImplicitAutograd_clip = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4332')
-_k_CompositeImplicitAutograd_clip_Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4337')
-_k_CompositeImplicitAutograd_clip_Tensor_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4354')
-_k_CompositeImplicitAutograd_clip_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4350')
-_k_CompositeImplicitAutograd_clip_ = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4341')
-_k_CompositeImplicitAutograd_clip__Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4346')
+_k_CompositeImplicitAutograd_clip = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4406')
+_k_CompositeImplicitAutograd_clip_Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4411')
+_k_CompositeImplicitAutograd_clip_Tensor_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4428')
+_k_CompositeImplicitAutograd_clip_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4424')
+_k_CompositeImplicitAutograd_clip_ = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4415')
+_k_CompositeImplicitAutograd_clip__Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4420')
 _k_CompositeExplicitAutograd_clone = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'clone', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:638')
 _k_CompositeImplicitAutograd_conj = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conj', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1371')
 _k_CompositeImplicitAutograd_conj_physical = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conj_physical', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1406')
@@ -273,17 +273,20 @@ _fresh_CPU_cos_out = _kernel(_CPU_FRESH, 'tensordispatch.backends.cpu.fresh:CPU_
 wrapper_CPU_cos = _kernel(_CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'cos', 'CPU', 'ops/native_functions.yaml:378')
 _meta_cosh = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'cosh', 'structured meta', 'ops/native_functions.yaml:3725')
 _impl_CPU_cosh_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'cosh_out', 'CPU', 'ops/native_functions.yaml:3725')
-_k_CompositeExplicitAutograd_count_nonzero = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'count_nonzero', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4185')
-_k_CompositeExplicitAutograd_count_nonzero_dim_IntList = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'count_nonzero_dim_IntList', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4178')
+_k_CompositeExplicitAutograd_count_nonzero = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'count_nonzero', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4259')
+_k_CompositeExplicitAutograd_count_nonzero_dim_IntList = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'count_nonzero_dim_IntList', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4252')
 _k_CompositeImplicitAutograd_cross_entropy_loss = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'cross_entropy_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1492')
-_meta_cumprod = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'cumprod', 'structured meta', 'ops/native_functions.yaml:4228')
-_impl_CPU_cumprod_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'cumprod_out', 'CPU', 'ops/native_functions.yaml:4228')
+_meta_cumprod = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'cumprod', 'structured meta', 'ops/native_functions.yaml:4302')
+_impl_CPU_cumprod_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'cumprod_out', 'CPU', 'ops/native_functions.yaml:4302')
 _meta_cumsum = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'cumsum', 'structured meta', 'ops/native_functions.yaml:1204')
 _impl_CPU_cumsum_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'cumsum_out', 'CPU', 'ops/native_functions.yaml:1204')
+_k_CompositeExplicitAutograd_deg2rad = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'deg2rad', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4140')
+_k_CompositeExplicitAutograd_deg2rad_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'deg2rad_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4152')
+_k_CompositeExplicitAutograd_deg2rad_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'deg2rad_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4146')
 _k_CompositeExplicitAutograd_detach = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'detach', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1689')
-_k_CompositeImplicitAutograd_diag = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'diag', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4166')
-_k_CompositeImplicitAutograd_diag_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'diag_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4169')
-_k_CompositeExplicitAutogradNonFunctional_diag_embed = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diag_embed', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:4160')
+_k_CompositeImplicitAutograd_diag = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'diag', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4240')
+_k_CompositeImplicitAutograd_diag_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'diag_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4243')
+_k_CompositeExplicitAutogradNonFunctional_diag_embed = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diag_embed', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:4234')
 _k_CompositeExplicitAutograd_diagonal = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diagonal', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1587')
 _k_CompositeExplicitAutogradNonFunctional_diagonal_scatter = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diagonal_scatter', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3386')
 _k_CompositeExplicitAutograd_div_Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:256')
@@ -297,16 +300,16 @@ _meta_div_Tensor_mode = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUN
 _impl_CPU_div_out_mode = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'div_out_mode', 'CPU', 'ops/native_functions.yaml:248')
 _k_CompositeExplicitAutograd_div__Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:263')
 _k_CompositeExplicitAutograd_div__Scalar_mode = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div__Scalar_mode', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:277')
-_k_CompositeImplicitAutograd_divide_Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4277')
-_k_CompositeImplicitAutograd_divide_Scalar_mode = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4291')
-_k_CompositeImplicitAutograd_divide_Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4269')
-_k_CompositeImplicitAutograd_divide_Tensor_mode = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4283')
-_k_CompositeImplicitAutograd_divide_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4275')
-_k_CompositeImplicitAutograd_divide_out_mode = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4289')
-_k_CompositeImplicitAutograd_divide__Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4280')
-_k_CompositeImplicitAutograd_divide__Scalar_mode = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4294')
-_k_CompositeImplicitAutograd_divide__Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4272')
-_k_CompositeImplicitAutograd_divide__Tensor_mode = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4286')
+_k_CompositeImplicitAutograd_divide_Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4351')
+_k_CompositeImplicitAutograd_divide_Scalar_mode = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4365')
+_k_CompositeImplicitAutograd_divide_Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4343')
+_k_CompositeImplicitAutograd_divide_Tensor_mode = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4357')
+_k_CompositeImplicitAutograd_divide_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4349')
+_k_CompositeImplicitAutograd_divide_out_mode = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4363')
+_k_CompositeImplicitAutograd_divide__Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4354')
+_k_CompositeImplicitAutograd_divide__Scalar_mode = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4368')
+_k_CompositeImplicitAutograd_divide__Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4346')
+_k_CompositeImplicitAutograd_divide__Tensor_mode = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4360')
 _k_CPU_dot = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'dot', 'CPU', 'ops/native_functions.yaml:879')
 _k_Meta_dot = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'dot_meta', 'Meta', 'ops/native_functions.yaml:879')
 _k_CompositeExplicitAutograd_dot_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'dot_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:885')
@@ -324,7 +327,7 @@ _meta_eq_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS
 _impl_CPU_eq_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eq_Scalar_out', 'CPU', 'ops/native_functions.yaml:408')
 _meta_eq_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'eq.Tensor', 'structured meta', 'ops/native_functions.yaml:422')
 _impl_CPU_eq_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eq_Tensor_out', 'CPU', 'ops/native_functions.yaml:422')
-_k_CompositeExplicitAutograd_equal = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'equal', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4192')
+_k_CompositeExplicitAutograd_equal = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'equal', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4266')
 _meta_erf = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'erf', 'structured meta', 'ops/native_functions.yaml:2545')
 _impl_CPU_erf_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'erf_out', 'CPU', 'ops/native_functions.yaml:2545')
 _meta_exp = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'exp', 'structured meta', 'ops/native_functions.yaml:338')
@@ -355,8 +358,8 @@ _k_CompositeImplicitAutograd_fix_ = _kernel(_CIA, 'tensordispatch.ops.decomposit
 _k_CompositeImplicitAutograd_flatten_using_ints = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'flatten', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1701')
 _k_CPU_flip = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'flip', 'CPU', 'ops/native_functions.yaml:1781')
 _k_Meta_flip = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'flip_meta', 'Meta', 'ops/native_functions.yaml:1781')
-_k_CompositeImplicitAutograd_fliplr = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'fliplr', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4157')
-_k_CompositeImplicitAutograd_flipud = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'flipud', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4154')
+_k_CompositeImplicitAutograd_fliplr = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'fliplr', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4231')
+_k_CompositeImplicitAutograd_flipud = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'flipud', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4228')
 _meta_floor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'floor', 'structured meta', 'ops/native_functions.yaml:2583')
 _impl_CPU_floor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'floor_out', 'CPU', 'ops/native_functions.yaml:2583')
 _k_CompositeExplicitAutograd_floor_divide = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2343')
@@ -364,6 +367,10 @@ _k_CompositeExplicitAutograd_floor_divide_Scalar = _kernel(_CEA, 'tensordispatch
 _k_CompositeExplicitAutograd_floor_divide_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2355')
 _k_CompositeExplicitAutograd_floor_divide__Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2366')
 _k_CompositeExplicitAutograd_floor_divide__Tensor = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2349')
+_meta_fmax = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'fmax', 'structured meta', 'ops/native_functions.yaml:4118')
+_impl_CPU_fmax_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'fmax_out', 'CPU', 'ops/native_functions.yaml:4118')
+_meta_fmin = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'fmin', 'structured meta', 'ops/native_functions.yaml:4132')
+_impl_CPU_fmin_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'fmin_out', 'CPU', 'ops/native_functions.yaml:4132')
 _k_CompositeExplicitAutograd_fmod_Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'fmod_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4034')
 _k_CompositeExplicitAutograd_fmod_Scalar_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'fmod_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4028')
 _meta_fmod_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'fmod.Tensor', 'structured meta', 'ops/native_functions.yaml:4048')
@@ -382,18 +389,18 @@ _meta_ge_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS
 _impl_CPU_ge_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'ge_Tensor_out', 'CPU', 'ops/native_functions.yaml:612')
 _meta_gelu = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'gelu', 'structured meta', 'ops/native_functions.yaml:2671')
 _impl_CPU_gelu_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'gelu_out_cpu', 'CPU', 'ops/native_functions.yaml:2671')
-_k_CompositeImplicitAutograd_greater_Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4406')
-_k_CompositeImplicitAutograd_greater_Scalar_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4404')
-_k_CompositeImplicitAutograd_greater_Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4411')
-_k_CompositeImplicitAutograd_greater_Tensor_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4409')
-_k_CompositeImplicitAutograd_greater__Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4414')
-_k_CompositeImplicitAutograd_greater__Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4417')
-_k_CompositeImplicitAutograd_greater_equal_Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4374')
-_k_CompositeImplicitAutograd_greater_equal_Scalar_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4372')
-_k_CompositeImplicitAutograd_greater_equal_Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4379')
-_k_CompositeImplicitAutograd_greater_equal_Tensor_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4377')
-_k_CompositeImplicitAutograd_greater_equal__Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4382')
-_k_CompositeImplicitAutograd_greater_equal__Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4385')
+_k_CompositeImplicitAutograd_greater_Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4480')
+_k_CompositeImplicitAutograd_greater_Scalar_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4478')
+_k_CompositeImplicitAutograd_greater_Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4485')
+_k_CompositeImplicitAutograd_greater_Tensor_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4483')
+_k_CompositeImplicitAutograd_greater__Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4488')
+_k_CompositeImplicitAutograd_greater__Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4491')
+_k_CompositeImplicitAutograd_greater_equal_Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4448')
+_k_CompositeImplicitAutograd_greater_equal_Scalar_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4446')
+_k_CompositeImplicitAutograd_greater_equal_Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4453')
+_k_CompositeImplicitAutograd_greater_equal_Tensor_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4451')
+_k_CompositeImplicitAutograd_greater_equal__Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4456')
+_k_CompositeImplicitAutograd_greater_equal__Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4459')
 _meta_gt_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'gt.Scalar', 'structured meta', 'ops/native_functions.yaml:560')
 _impl_CPU_gt_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'gt_Scalar_out', 'CPU', 'ops/native_functions.yaml:560')
 _meta_gt_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'gt.Tensor', 'structured meta', 'ops/native_functions.yaml:574')
@@ -408,7 +415,7 @@ _k_CPU_index_select = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '
 _k_Meta_index_select = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_meta', 'Meta', 'ops/native_functions.yaml:1831')
 _k_CPU_index_select_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select_out', 'CPU', 'ops/native_functions.yaml:1838')
 _k_Meta_index_select_out = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_out_meta', 'Meta', 'ops/native_functions.yaml:1838')
-_k_CompositeImplicitAutograd_isclose = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'isclose', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4198')
+_k_CompositeImplicitAutograd_isclose = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'isclose', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4272')
 _k_CompositeImplicitAutograd_isfinite = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'isfinite', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3610')
 _k_CompositeExplicitAutograd_isinf = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'isinf', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3601')
 _k_CompositeExplicitAutograd_isnan = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'isnan', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3592')
@@ -426,18 +433,18 @@ _meta_lerp_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIO
 _impl_CPU_lerp_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'lerp_Scalar', 'CPU', 'ops/native_functions.yaml:3295')
 _meta_lerp_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'lerp.Tensor', 'structured meta', 'ops/native_functions.yaml:3303')
 _impl_CPU_lerp_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'lerp_Tensor', 'CPU', 'ops/native_functions.yaml:3303')
-_k_CompositeImplicitAutograd_less_Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4422')
-_k_CompositeImplicitAutograd_less_Scalar_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4420')
-_k_CompositeImplicitAutograd_less_Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4427')
-_k_CompositeImplicitAutograd_less_Tensor_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4425')
-_k_CompositeImplicitAutograd_less__Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4430')
-_k_CompositeImplicitAutograd_less__Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4433')
-_k_CompositeImplicitAutograd_less_equal_Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4390')
-_k_CompositeImplicitAutograd_less_equal_Scalar_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4388')
-_k_CompositeImplicitAutograd_less_equal_Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4395')
-_k_CompositeImplicitAutograd_less_equal_Tensor_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4393')
-_k_CompositeImplicitAutograd_less_equal__Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4398')
-_k_CompositeImplicitAutograd_less_equal__Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4401')
+_k_CompositeImplicitAutograd_less_Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4496')
+_k_CompositeImplicitAutograd_less_Scalar_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4494')
+_k_CompositeImplicitAutograd_less_Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4501')
+_k_CompositeImplicitAutograd_less_Tensor_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4499')
+_k_CompositeImplicitAutograd_less__Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4504')
+_k_CompositeImplicitAutograd_less__Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4507')
+_k_CompositeImplicitAutograd_less_equal_Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4464')
+_k_CompositeImplicitAutograd_less_equal_Scalar_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4462')
+_k_CompositeImplicitAutograd_less_equal_Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4469')
+_k_CompositeImplicitAutograd_less_equal_Tensor_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4467')
+_k_CompositeImplicitAutograd_less_equal__Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4472')
+_k_CompositeImplicitAutograd_less_equal__Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4475')
 _k_CompositeExplicitAutograd_lift = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3411')
 _k_CompositeExplicitAutograd_lift_fresh = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift_fresh', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3416')
 _k_CompositeImplicitAutograd_linalg_matrix_norm = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_matrix_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1363')
@@ -466,6 +473,8 @@ _k_CompositeImplicitAutograd_log_softmax_int = _kernel(_CIA, 'tensordispatch.ops
 _k_CompositeExplicitAutograd_log_softmax_int_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'log_softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1180')
 _meta_logaddexp = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'logaddexp', 'structured meta', 'ops/native_functions.yaml:4088')
 _impl_CPU_logaddexp_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logaddexp_out', 'CPU', 'ops/native_functions.yaml:4088')
+_meta_logaddexp2 = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'logaddexp2', 'structured meta', 'ops/native_functions.yaml:4100')
+_impl_CPU_logaddexp2_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logaddexp2_out', 'CPU', 'ops/native_functions.yaml:4100')
 _k_CompositeExplicitAutograd_logical_and = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2919')
 _k_CPU_logical_and_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_and_out', 'CPU', 'ops/native_functions.yaml:2933')
 _k_Meta_logical_and_out = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_and_out_meta', 'Meta', 'ops/native_functions.yaml:2933')
@@ -522,10 +531,10 @@ _meta_minimum = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS',
 _impl_CPU_minimum_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'minimum_out', 'CPU', 'ops/native_functions.yaml:2869')
 _meta_mm = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'mm', 'structured meta', 'ops/native_functions.yaml:849')
 _impl_CPU_mm_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'mm_out', 'CPU', 'ops/native_functions.yaml:849')
-_k_CompositeImplicitAutograd_moveaxis_int = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'moveaxis', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4111')
-_k_CompositeImplicitAutograd_moveaxis_intlist = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'moveaxis', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4108')
-_k_CompositeImplicitAutograd_movedim_int = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'movedim', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4105')
-_k_CompositeImplicitAutograd_movedim_intlist = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'movedim', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4102')
+_k_CompositeImplicitAutograd_moveaxis_int = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'moveaxis', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4185')
+_k_CompositeImplicitAutograd_moveaxis_intlist = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'moveaxis', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4182')
+_k_CompositeImplicitAutograd_movedim_int = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'movedim', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4179')
+_k_CompositeImplicitAutograd_movedim_intlist = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'movedim', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4176')
 _k_CompositeExplicitAutograd_mul_Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:201')
 _meta_mul_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'mul.Tensor', 'structured meta', 'ops/native_functions.yaml:193')
 _impl_CPU_mul_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'mul_out', 'CPU', 'ops/native_functions.yaml:193')
@@ -533,11 +542,11 @@ _fresh_CPU_mul_out = _kernel(_CPU_FRESH, 'tensordispatch.backends.cpu.fresh:CPU_
 wrapper_CPU_mul_Tensor = _kernel(_CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'mul.Tensor', 'CPU', 'ops/native_functions.yaml:193')
 wrapper_CPU_mul__Tensor = _kernel(_CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'mul_.Tensor', 'CPU', 'ops/native_functions.yaml:193')
 _k_CompositeExplicitAutograd_mul__Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:208')
-_k_CompositeImplicitAutograd_multiply_Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4263')
-_k_CompositeImplicitAutograd_multiply_Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4255')
-_k_CompositeImplicitAutograd_multiply_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4261')
-_k_CompositeImplicitAutograd_multiply__Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4266')
-_k_CompositeImplicitAutograd_multiply__Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4258')
+_k_CompositeImplicitAutograd_multiply_Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4337')
+_k_CompositeImplicitAutograd_multiply_Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4329')
+_k_CompositeImplicitAutograd_multiply_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4335')
+_k_CompositeImplicitAutograd_multiply__Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4340')
+_k_CompositeImplicitAutograd_multiply__Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4332')
 _k_CompositeExplicitAutograd_mv = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:889')
 _k_CompositeExplicitAutograd_mv_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:894')
 _k_CompositeExplicitAutograd_nan_to_num = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'nan_to_num', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3668')
@@ -559,9 +568,9 @@ _meta_neg = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'ne
 _impl_CPU_neg_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'neg_out', 'CPU', 'ops/native_functions.yaml:318')
 _fresh_CPU_neg_out = _kernel(_CPU_FRESH, 'tensordispatch.backends.cpu.fresh:CPU_FRESH_KERNELS', 'neg_out', 'CPU', 'ops/native_functions.yaml:318')
 wrapper_CPU_neg = _kernel(_CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'neg', 'CPU', 'ops/native_functions.yaml:318')
-_k_CompositeImplicitAutograd_negative = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4247')
-_k_CompositeImplicitAutograd_negative_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4253')
-_k_CompositeImplicitAutograd_negative_ = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4250')
+_k_CompositeImplicitAutograd_negative = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4321')
+_k_CompositeImplicitAutograd_negative_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4327')
+_k_CompositeImplicitAutograd_negative_ = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4324')
 _k_CompositeExplicitAutograd_new_empty = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'new_empty', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3542')
 _k_CompositeExplicitAutogradNonFunctional_new_empty_strided = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'new_empty_strided', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3548')
 _k_CompositeExplicitAutograd_new_full = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'new_full', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3554')
@@ -589,12 +598,12 @@ _impl_CPU_norm_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'n
 _k_CPU_normal_ = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'normal_', 'CPU', 'ops/native_functions.yaml:2139')
 _k_Meta_normal_ = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2139')
 _k_CompositeExplicitAutograd_normal_functional = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'normal_functional', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2148')
-_k_CompositeImplicitAutograd_not_equal_Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4358')
-_k_CompositeImplicitAutograd_not_equal_Scalar_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4356')
-_k_CompositeImplicitAutograd_not_equal_Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4363')
-_k_CompositeImplicitAutograd_not_equal_Tensor_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4361')
-_k_CompositeImplicitAutograd_not_equal__Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4366')
-_k_CompositeImplicitAutograd_not_equal__Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4369')
+_k_CompositeImplicitAutograd_not_equal_Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4432')
+_k_CompositeImplicitAutograd_not_equal_Scalar_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4430')
+_k_CompositeImplicitAutograd_not_equal_Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4437')
+_k_CompositeImplicitAutograd_not_equal_Tensor_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4435')
+_k_CompositeImplicitAutograd_not_equal__Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4440')
+_k_CompositeImplicitAutograd_not_equal__Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4443')
 _k_CompositeImplicitAutograd_one_hot = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'one_hot', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1507')
 _k_CompositeExplicitAutograd_ones = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:32')
 _k_CompositeExplicitAutograd_ones_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:36')
@@ -613,6 +622,9 @@ _k_CPU_prod = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'prod_cpu
 _k_Meta_prod = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'prod_meta', 'Meta', 'ops/native_functions.yaml:911')
 _meta_prod_dim_int = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'prod.dim_int', 'structured meta', 'ops/native_functions.yaml:926')
 _impl_CPU_prod_int_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'prod_int_out', 'CPU', 'ops/native_functions.yaml:926')
+_k_CompositeExplicitAutograd_rad2deg = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rad2deg', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4157')
+_k_CompositeExplicitAutograd_rad2deg_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rad2deg_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4169')
+_k_CompositeExplicitAutograd_rad2deg_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rad2deg_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:4163')
 _k_CompositeExplicitAutograd_rand = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2172')
 _k_CompositeExplicitAutograd_rand_generator = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2177')
 _k_CompositeExplicitAutograd_rand_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2182')
@@ -631,7 +643,7 @@ _k_CPU_random__from = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '
 _k_Meta_random__from = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2154')
 _k_CPU_random__to = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__to', 'CPU', 'ops/native_functions.yaml:2163')
 _k_Meta_random__to = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2163')
-_k_CompositeImplicitAutograd_ravel = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'ravel', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4136')
+_k_CompositeImplicitAutograd_ravel = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'ravel', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4210')
 _meta_reciprocal = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'reciprocal', 'structured meta', 'ops/native_functions.yaml:2465')
 _impl_CPU_reciprocal_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'reciprocal_out', 'CPU', 'ops/native_functions.yaml:2465')
 _k_CompositeExplicitAutograd_relu = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2690')
@@ -726,50 +738,50 @@ _fresh_CPU_sub_out = _kernel(_CPU_FRESH, 'tensordispatch.backends.cpu.fresh:CPU_
 wrapper_CPU_sub_Tensor = _kernel(_CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sub.Tensor', 'CPU', 'ops/native_functions.yaml:142')
 wrapper_CPU_sub__Tensor = _kernel(_CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'sub_.Tensor', 'CPU', 'ops/native_functions.yaml:142')
 _k_CompositeExplicitAutograd_sub__Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:157')
-_k_CompositeImplicitAutograd_subtract_Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4326')
-_k_CompositeImplicitAutograd_subtract_Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4320')
-_k_CompositeImplicitAutograd_subtract_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4318')
-_k_CompositeImplicitAutograd_subtract__Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4329')
-_k_CompositeImplicitAutograd_subtract__Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4323')
+_k_CompositeImplicitAutograd_subtract_Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4400')
+_k_CompositeImplicitAutograd_subtract_Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4394')
+_k_CompositeImplicitAutograd_subtract_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4392')
+_k_CompositeImplicitAutograd_subtract__Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4403')
+_k_CompositeImplicitAutograd_subtract__Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4397')
 _k_CompositeExplicitAutograd_sum = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sum', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:788')
 _meta_sum_dim_IntList = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sum.dim_IntList', 'structured meta', 'ops/native_functions.yaml:802')
 _impl_CPU_sum_IntList_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sum_out', 'CPU', 'ops/native_functions.yaml:802')
-_k_CompositeImplicitAutograd_swapaxes = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'swapaxes', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4114')
-_k_CompositeImplicitAutograd_swapaxes_ = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'swapaxes_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4119')
-_k_CompositeImplicitAutograd_swapdims = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'swapdims', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4125')
-_k_CompositeImplicitAutograd_swapdims_ = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'swapdims_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4130')
+_k_CompositeImplicitAutograd_swapaxes = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'swapaxes', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4188')
+_k_CompositeImplicitAutograd_swapaxes_ = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'swapaxes_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4193')
+_k_CompositeImplicitAutograd_swapdims = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'swapdims', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4199')
+_k_CompositeImplicitAutograd_swapdims_ = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'swapdims_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4204')
 _k_CompositeExplicitAutograd_t = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:697')
 _k_CompositeExplicitAutograd_t_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3475')
 _meta_tan = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'tan', 'structured meta', 'ops/native_functions.yaml:2485')
 _impl_CPU_tan_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'tan_out', 'CPU', 'ops/native_functions.yaml:2485')
 _meta_tanh = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'tanh', 'structured meta', 'ops/native_functions.yaml:2505')
 _impl_CPU_tanh_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'tanh_out', 'CPU', 'ops/native_functions.yaml:2505')
-_k_CompositeImplicitAutograd_tile = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'tile_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4144')
+_k_CompositeImplicitAutograd_tile = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'tile_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4218')
 _k_CompositeImplicitAutograd_to_device = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1747')
 _k_CompositeImplicitAutograd_to_dtype = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1752')
 _k_CompositeImplicitAutograd_to_dtype_layout = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1742')
 _k_CompositeImplicitAutograd_to_other = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1757')
 _meta_topk = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'topk', 'structured meta', 'ops/native_functions.yaml:2040')
 _impl_CPU_topk_values = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'topk_out', 'CPU', 'ops/native_functions.yaml:2040')
-_k_CPU_trace = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'trace_cpu', 'CPU', 'ops/native_functions.yaml:4171')
-_k_Meta_trace = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'trace_meta', 'Meta', 'ops/native_functions.yaml:4171')
+_k_CPU_trace = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'trace_cpu', 'CPU', 'ops/native_functions.yaml:4245')
+_k_Meta_trace = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'trace_meta', 'Meta', 'ops/native_functions.yaml:4245')
 _k_CompositeExplicitAutograd_transpose_int = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:683')
 _k_CompositeExplicitAutograd_transpose_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3467')
 _meta_tril = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'tril', 'structured meta', 'ops/native_functions.yaml:1811')
 _impl_CPU_tril_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'tril_out', 'CPU', 'ops/native_functions.yaml:1811')
 _meta_triu = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'triu', 'structured meta', 'ops/native_functions.yaml:1824')
 _impl_CPU_triu_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'triu_out', 'CPU', 'ops/native_functions.yaml:1824')
-_k_CompositeImplicitAutograd_true_divide_Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4310')
-_k_CompositeImplicitAutograd_true_divide_Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4298')
-_k_CompositeImplicitAutograd_true_divide_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4307')
-_k_CompositeImplicitAutograd_true_divide__Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4314')
-_k_CompositeImplicitAutograd_true_divide__Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4303')
+_k_CompositeImplicitAutograd_true_divide_Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4384')
+_k_CompositeImplicitAutograd_true_divide_Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4372')
+_k_CompositeImplicitAutograd_true_divide_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4381')
+_k_CompositeImplicitAutograd_true_divide__Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4388')
+_k_CompositeImplicitAutograd_true_divide__Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4377')
 _meta_trunc = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'trunc', 'structured meta', 'ops/native_functions.yaml:3913')
 _impl_CPU_trunc_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'trunc_out', 'CPU', 'ops/native_functions.yaml:3913')
 _k_CompositeImplicitAutograd_type_as = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'type_as', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3572')
 _k_CompositeExplicitAutograd_unbind_int = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1660')
 _k_CompositeExplicitAutograd_unbind_copy_int_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind_copy_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1671')
-_k_CompositeImplicitAutograd_unflatten_int = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'unflatten_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4139')
+_k_CompositeImplicitAutograd_unflatten_int = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'unflatten_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4213')
 _k_CPU_unfold = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'unfold', 'CPU', 'ops/native_functions.yaml:1600')
 _k_Meta_unfold = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'unfold', 'Meta', 'ops/native_functions.yaml:1600')
 _k_CompositeExplicitAutograd_unfold_backward = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unfold_backward', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3534')
@@ -2714,6 +2726,58 @@ def wrapper_Meta_floor_(self):
     return self
 
 
+def wrapper_CPU_fmax(self, other):
+    specs, pre = _meta_fmax(None, self, other)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_fmax_out(pre, self, other, _o0)
+    return _o0
+
+
+def wrapper_CPU_fmax_out(self, other, *, out):
+    specs, pre = _meta_fmax((out,), self, other)
+    _prepare_out(out, specs[0])
+    _impl_CPU_fmax_out(pre, self, other, out)
+    return out
+
+
+def wrapper_Meta_fmax(self, other):
+    specs, pre = _meta_fmax(None, self, other)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_fmax_out(self, other, *, out):
+    specs, pre = _meta_fmax((out,), self, other)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_CPU_fmin(self, other):
+    specs, pre = _meta_fmin(None, self, other)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_fmin_out(pre, self, other, _o0)
+    return _o0
+
+
+def wrapper_CPU_fmin_out(self, other, *, out):
+    specs, pre = _meta_fmin((out,), self, other)
+    _prepare_out(out, specs[0])
+    _impl_CPU_fmin_out(pre, self, other, out)
+    return out
+
+
+def wrapper_Meta_fmin(self, other):
+    specs, pre = _meta_fmin(None, self, other)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_fmin_out(self, other, *, out):
+    specs, pre = _meta_fmin((out,), self, other)
+    _prepare_out(out, specs[0])
+    return out
+
+
 def wrapper_CPU_fmod_Tensor(self, other):
     specs, pre = _meta_fmod_Tensor(None, self, other)
     _o0 = _alloc_cpu(specs[0])
@@ -3464,6 +3528,32 @@ def wrapper_Meta_logaddexp(self, other):
 
 def wrapper_Meta_logaddexp_out(self, other, *, out):
     specs, pre = _meta_logaddexp((out,), self, other)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_CPU_logaddexp2(self, other):
+    specs, pre = _meta_logaddexp2(None, self, other)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_logaddexp2_out(pre, self, other, _o0)
+    return _o0
+
+
+def wrapper_CPU_logaddexp2_out(self, other, *, out):
+    specs, pre = _meta_logaddexp2((out,), self, other)
+    _prepare_out(out, specs[0])
+    _impl_CPU_logaddexp2_out(pre, self, other, out)
+    return out
+
+
+def wrapper_Meta_logaddexp2(self, other):
+    specs, pre = _meta_logaddexp2(None, self, other)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_logaddexp2_out(self, other, *, out):
+    specs, pre = _meta_logaddexp2((out,), self, other)
     _prepare_out(out, specs[0])
     return out
 
@@ -6005,19 +6095,19 @@ LIBRARIES = [*_DEF.values(), *_LIB.values()]
 def _op0(_def, _lib):  # aten::__ilshift__
     _def['aten'].define('__ilshift__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('__ilshift__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('__ilshift__.Scalar', _k_CPU___ilshift___Scalar, debug=_SITE + '6008')
-    _lib['aten:CPU'].impl('__ilshift__.Tensor', _k_CPU___ilshift___Tensor, debug=_SITE + '6009')
-    _lib['aten:Meta'].impl('__ilshift__.Scalar', _k_Meta___ilshift___Scalar, debug=_SITE + '6010')
-    _lib['aten:Meta'].impl('__ilshift__.Tensor', _k_Meta___ilshift___Tensor, debug=_SITE + '6011')
+    _lib['aten:CPU'].impl('__ilshift__.Scalar', _k_CPU___ilshift___Scalar, debug=_SITE + '6098')
+    _lib['aten:CPU'].impl('__ilshift__.Tensor', _k_CPU___ilshift___Tensor, debug=_SITE + '6099')
+    _lib['aten:Meta'].impl('__ilshift__.Scalar', _k_Meta___ilshift___Scalar, debug=_SITE + '6100')
+    _lib['aten:Meta'].impl('__ilshift__.Tensor', _k_Meta___ilshift___Tensor, debug=_SITE + '6101')
 
 
 def _op1(_def, _lib):  # aten::__irshift__
     _def['aten'].define('__irshift__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('__irshift__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('__irshift__.Scalar', _k_CPU___irshift___Scalar, debug=_SITE + '6017')
-    _lib['aten:CPU'].impl('__irshift__.Tensor', _k_CPU___irshift___Tensor, debug=_SITE + '6018')
-    _lib['aten:Meta'].impl('__irshift__.Scalar', _k_Meta___irshift___Scalar, debug=_SITE + '6019')
-    _lib['aten:Meta'].impl('__irshift__.Tensor', _k_Meta___irshift___Tensor, debug=_SITE + '6020')
+    _lib['aten:CPU'].impl('__irshift__.Scalar', _k_CPU___irshift___Scalar, debug=_SITE + '6107')
+    _lib['aten:CPU'].impl('__irshift__.Tensor', _k_CPU___irshift___Tensor, debug=_SITE + '6108')
+    _lib['aten:Meta'].impl('__irshift__.Scalar', _k_Meta___irshift___Scalar, debug=_SITE + '6109')
+    _lib['aten:Meta'].impl('__irshift__.Tensor', _k_Meta___irshift___Tensor, debug=_SITE + '6110')
 
 
 def _op2(_def, _lib):  # aten::__lshift__
@@ -6025,12 +6115,12 @@ def _op2(_def, _lib):  # aten::__lshift__
     _def['aten'].define('__lshift__.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('__lshift__.Tensor(Tensor self, Tensor other) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('__lshift__.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('__lshift__.Scalar', _k_CPU___lshift___Scalar, debug=_SITE + '6028')
-    _lib['aten:CPU'].impl('__lshift__.Tensor', _k_CPU___lshift___Tensor, debug=_SITE + '6029')
-    _lib['aten:CompositeExplicitAutograd'].impl('__lshift__.Scalar_out', generated___lshift___Scalar_out, debug=_SITE + '6030')
-    _lib['aten:CompositeExplicitAutograd'].impl('__lshift__.Tensor_out', generated___lshift___Tensor_out, debug=_SITE + '6031')
-    _lib['aten:Meta'].impl('__lshift__.Scalar', _k_Meta___lshift___Scalar, debug=_SITE + '6032')
-    _lib['aten:Meta'].impl('__lshift__.Tensor', _k_Meta___lshift___Tensor, debug=_SITE + '6033')
+    _lib['aten:CPU'].impl('__lshift__.Scalar', _k_CPU___lshift___Scalar, debug=_SITE + '6118')
+    _lib['aten:CPU'].impl('__lshift__.Tensor', _k_CPU___lshift___Tensor, debug=_SITE + '6119')
+    _lib['aten:CompositeExplicitAutograd'].impl('__lshift__.Scalar_out', generated___lshift___Scalar_out, debug=_SITE + '6120')
+    _lib['aten:CompositeExplicitAutograd'].impl('__lshift__.Tensor_out', generated___lshift___Tensor_out, debug=_SITE + '6121')
+    _lib['aten:Meta'].impl('__lshift__.Scalar', _k_Meta___lshift___Scalar, debug=_SITE + '6122')
+    _lib['aten:Meta'].impl('__lshift__.Tensor', _k_Meta___lshift___Tensor, debug=_SITE + '6123')
 
 
 def _op3(_def, _lib):  # aten::__rshift__
@@ -6038,153 +6128,153 @@ def _op3(_def, _lib):  # aten::__rshift__
     _def['aten'].define('__rshift__.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('__rshift__.Tensor(Tensor self, Tensor other) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('__rshift__.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('__rshift__.Scalar', _k_CPU___rshift___Scalar, debug=_SITE + '6041')
-    _lib['aten:CPU'].impl('__rshift__.Tensor', _k_CPU___rshift___Tensor, debug=_SITE + '6042')
-    _lib['aten:CompositeExplicitAutograd'].impl('__rshift__.Scalar_out', generated___rshift___Scalar_out, debug=_SITE + '6043')
-    _lib['aten:CompositeExplicitAutograd'].impl('__rshift__.Tensor_out', generated___rshift___Tensor_out, debug=_SITE + '6044')
-    _lib['aten:Meta'].impl('__rshift__.Scalar', _k_Meta___rshift___Scalar, debug=_SITE + '6045')
-    _lib['aten:Meta'].impl('__rshift__.Tensor', _k_Meta___rshift___Tensor, debug=_SITE + '6046')
+    _lib['aten:CPU'].impl('__rshift__.Scalar', _k_CPU___rshift___Scalar, debug=_SITE + '6131')
+    _lib['aten:CPU'].impl('__rshift__.Tensor', _k_CPU___rshift___Tensor, debug=_SITE + '6132')
+    _lib['aten:CompositeExplicitAutograd'].impl('__rshift__.Scalar_out', generated___rshift___Scalar_out, debug=_SITE + '6133')
+    _lib['aten:CompositeExplicitAutograd'].impl('__rshift__.Tensor_out', generated___rshift___Tensor_out, debug=_SITE + '6134')
+    _lib['aten:Meta'].impl('__rshift__.Scalar', _k_Meta___rshift___Scalar, debug=_SITE + '6135')
+    _lib['aten:Meta'].impl('__rshift__.Tensor', _k_Meta___rshift___Tensor, debug=_SITE + '6136')
 
 
 def _op4(_def, _lib):  # aten::_conj
     _def['aten'].define('_conj(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('_conj', _k_CompositeExplicitAutograd__conj, debug=_SITE + '6051')
+    _lib['aten:CompositeExplicitAutograd'].impl('_conj', _k_CompositeExplicitAutograd__conj, debug=_SITE + '6141')
 
 
 def _op5(_def, _lib):  # aten::_conj_copy
     _def['aten'].define('_conj_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('_conj_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('_conj_copy.out', generated__conj_copy_out, debug=_SITE + '6057')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('_conj_copy', generated__conj_copy, debug=_SITE + '6058')
+    _lib['aten:CompositeExplicitAutograd'].impl('_conj_copy.out', generated__conj_copy_out, debug=_SITE + '6147')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('_conj_copy', generated__conj_copy, debug=_SITE + '6148')
 
 
 def _op6(_def, _lib):  # aten::_conj_physical
     _def['aten'].define('_conj_physical(Tensor self) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('_conj_physical.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('_conj_physical', _k_CompositeExplicitAutograd__conj_physical, debug=_SITE + '6064')
-    _lib['aten:CompositeExplicitAutograd'].impl('_conj_physical.out', generated__conj_physical_out, debug=_SITE + '6065')
+    _lib['aten:CompositeExplicitAutograd'].impl('_conj_physical', _k_CompositeExplicitAutograd__conj_physical, debug=_SITE + '6154')
+    _lib['aten:CompositeExplicitAutograd'].impl('_conj_physical.out', generated__conj_physical_out, debug=_SITE + '6155')
 
 
 def _op7(_def, _lib):  # aten::_index_put_impl
     _def['aten'].define('_index_put_impl(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor', tags=('generated', 'pt2_compliant_tag',))
     _def['aten'].define('_index_put_impl.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('_index_put_impl', generated__index_put_impl, debug=_SITE + '6071')
-    _lib['aten:CompositeExplicitAutograd'].impl('_index_put_impl.out', generated__index_put_impl_out, debug=_SITE + '6072')
+    _lib['aten:CompositeExplicitAutograd'].impl('_index_put_impl', generated__index_put_impl, debug=_SITE + '6161')
+    _lib['aten:CompositeExplicitAutograd'].impl('_index_put_impl.out', generated__index_put_impl_out, debug=_SITE + '6162')
 
 
 def _op8(_def, _lib):  # aten::_index_put_impl_
     _def['aten'].define('_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('_index_put_impl_', _k_CPU__index_put_impl_, debug=_SITE + '6077')
-    _lib['aten:Meta'].impl('_index_put_impl_', _k_Meta__index_put_impl_, debug=_SITE + '6078')
+    _lib['aten:CPU'].impl('_index_put_impl_', _k_CPU__index_put_impl_, debug=_SITE + '6167')
+    _lib['aten:Meta'].impl('_index_put_impl_', _k_Meta__index_put_impl_, debug=_SITE + '6168')
 
 
 def _op9(_def, _lib):  # aten::_linalg_svd
     _def['aten'].define('_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)', tags=('pt2_compliant_tag',))
     _def['aten'].define('_linalg_svd.U(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None, Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh) -> (Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('_linalg_svd', wrapper_CPU__linalg_svd, debug=_SITE + '6084')
-    _lib['aten:CPU'].impl('_linalg_svd.U', wrapper_CPU__linalg_svd_U, debug=_SITE + '6085')
-    _lib['aten:Meta'].impl('_linalg_svd', wrapper_Meta__linalg_svd, debug=_SITE + '6086')
-    _lib['aten:Meta'].impl('_linalg_svd.U', wrapper_Meta__linalg_svd_U, debug=_SITE + '6087')
+    _lib['aten:CPU'].impl('_linalg_svd', wrapper_CPU__linalg_svd, debug=_SITE + '6174')
+    _lib['aten:CPU'].impl('_linalg_svd.U', wrapper_CPU__linalg_svd_U, debug=_SITE + '6175')
+    _lib['aten:Meta'].impl('_linalg_svd', wrapper_Meta__linalg_svd, debug=_SITE + '6176')
+    _lib['aten:Meta'].impl('_linalg_svd.U', wrapper_Meta__linalg_svd_U, debug=_SITE + '6177')
 
 
 def _op10(_def, _lib):  # aten::_log_softmax
     _def['aten'].define('_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('_log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('_log_softmax', wrapper_CPU__log_softmax, debug=_SITE + '6093')
-    _lib['aten:CPU'].impl('_log_softmax.out', wrapper_CPU__log_softmax_out, debug=_SITE + '6094')
-    _lib['aten:Meta'].impl('_log_softmax', wrapper_Meta__log_softmax, debug=_SITE + '6095')
-    _lib['aten:Meta'].impl('_log_softmax.out', wrapper_Meta__log_softmax_out, debug=_SITE + '6096')
+    _lib['aten:CPU'].impl('_log_softmax', wrapper_CPU__log_softmax, debug=_SITE + '6183')
+    _lib['aten:CPU'].impl('_log_softmax.out', wrapper_CPU__log_softmax_out, debug=_SITE + '6184')
+    _lib['aten:Meta'].impl('_log_softmax', wrapper_Meta__log_softmax, debug=_SITE + '6185')
+    _lib['aten:Meta'].impl('_log_softmax.out', wrapper_Meta__log_softmax_out, debug=_SITE + '6186')
 
 
 def _op11(_def, _lib):  # aten::_neg_view
     _def['aten'].define('_neg_view(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('_neg_view', _k_CompositeExplicitAutograd__neg_view, debug=_SITE + '6101')
+    _lib['aten:CompositeExplicitAutograd'].impl('_neg_view', _k_CompositeExplicitAutograd__neg_view, debug=_SITE + '6191')
 
 
 def _op12(_def, _lib):  # aten::_neg_view_copy
     _def['aten'].define('_neg_view_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('_neg_view_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('_neg_view_copy.out', generated__neg_view_copy_out, debug=_SITE + '6107')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('_neg_view_copy', generated__neg_view_copy, debug=_SITE + '6108')
+    _lib['aten:CompositeExplicitAutograd'].impl('_neg_view_copy.out', generated__neg_view_copy_out, debug=_SITE + '6197')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('_neg_view_copy', generated__neg_view_copy, debug=_SITE + '6198')
 
 
 def _op13(_def, _lib):  # aten::_softmax
     _def['aten'].define('_softmax(Tensor self, int dim, bool half_to_float) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('_softmax', wrapper_CPU__softmax, debug=_SITE + '6114')
-    _lib['aten:CPU'].impl('_softmax.out', wrapper_CPU__softmax_out, debug=_SITE + '6115')
-    _lib['aten:Meta'].impl('_softmax', wrapper_Meta__softmax, debug=_SITE + '6116')
-    _lib['aten:Meta'].impl('_softmax.out', wrapper_Meta__softmax_out, debug=_SITE + '6117')
+    _lib['aten:CPU'].impl('_softmax', wrapper_CPU__softmax, debug=_SITE + '6204')
+    _lib['aten:CPU'].impl('_softmax.out', wrapper_CPU__softmax_out, debug=_SITE + '6205')
+    _lib['aten:Meta'].impl('_softmax', wrapper_Meta__softmax, debug=_SITE + '6206')
+    _lib['aten:Meta'].impl('_softmax.out', wrapper_Meta__softmax_out, debug=_SITE + '6207')
 
 
 def _op14(_def, _lib):  # aten::_to_copy
     _def['aten'].define('_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('_to_copy.out(Tensor self, *, bool non_blocking=False, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('_to_copy', backend_select__to_copy, debug=_SITE + '6123')
-    _lib['aten:CompositeExplicitAutograd'].impl('_to_copy', _k_CompositeExplicitAutograd__to_copy, debug=_SITE + '6124')
-    _lib['aten:CompositeExplicitAutograd'].impl('_to_copy.out', generated__to_copy_out, debug=_SITE + '6125')
+    _lib['aten:BackendSelect'].impl('_to_copy', backend_select__to_copy, debug=_SITE + '6213')
+    _lib['aten:CompositeExplicitAutograd'].impl('_to_copy', _k_CompositeExplicitAutograd__to_copy, debug=_SITE + '6214')
+    _lib['aten:CompositeExplicitAutograd'].impl('_to_copy.out', generated__to_copy_out, debug=_SITE + '6215')
 
 
 def _op15(_def, _lib):  # aten::_unsafe_view
     _def['aten'].define('_unsafe_view(Tensor self, SymInt[] size) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('_unsafe_view.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('_unsafe_view', _k_CompositeExplicitAutograd__unsafe_view, debug=_SITE + '6131')
-    _lib['aten:CompositeExplicitAutograd'].impl('_unsafe_view.out', generated__unsafe_view_out, debug=_SITE + '6132')
+    _lib['aten:CompositeExplicitAutograd'].impl('_unsafe_view', _k_CompositeExplicitAutograd__unsafe_view, debug=_SITE + '6221')
+    _lib['aten:CompositeExplicitAutograd'].impl('_unsafe_view.out', generated__unsafe_view_out, debug=_SITE + '6222')
 
 
 def _op16(_def, _lib):  # aten::abs
     _def['aten'].define('abs(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('abs.out', _k_CPU_abs_out, debug=_SITE + '6138')
-    _lib['aten:CompositeExplicitAutograd'].impl('abs', _k_CompositeExplicitAutograd_abs, debug=_SITE + '6139')
-    _lib['aten:Meta'].impl('abs.out', _k_Meta_abs_out, debug=_SITE + '6140')
+    _lib['aten:CPU'].impl('abs.out', _k_CPU_abs_out, debug=_SITE + '6228')
+    _lib['aten:CompositeExplicitAutograd'].impl('abs', _k_CompositeExplicitAutograd_abs, debug=_SITE + '6229')
+    _lib['aten:Meta'].impl('abs.out', _k_Meta_abs_out, debug=_SITE + '6230')
 
 
 def _op17(_def, _lib):  # aten::abs_
     _def['aten'].define('abs_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('abs_', _k_CompositeExplicitAutograd_abs_, debug=_SITE + '6145')
+    _lib['aten:CompositeExplicitAutograd'].impl('abs_', _k_CompositeExplicitAutograd_abs_, debug=_SITE + '6235')
 
 
 def _op18(_def, _lib):  # aten::absolute
     _def['aten'].define('absolute(Tensor self) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('absolute.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('absolute', _k_CompositeImplicitAutograd_absolute, debug=_SITE + '6151')
-    _lib['aten:CompositeImplicitAutograd'].impl('absolute.out', _k_CompositeImplicitAutograd_absolute_out, debug=_SITE + '6152')
+    _lib['aten:CompositeImplicitAutograd'].impl('absolute', _k_CompositeImplicitAutograd_absolute, debug=_SITE + '6241')
+    _lib['aten:CompositeImplicitAutograd'].impl('absolute.out', _k_CompositeImplicitAutograd_absolute_out, debug=_SITE + '6242')
 
 
 def _op19(_def, _lib):  # aten::absolute_
     _def['aten'].define('absolute_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('absolute_', _k_CompositeImplicitAutograd_absolute_, debug=_SITE + '6157')
+    _lib['aten:CompositeImplicitAutograd'].impl('absolute_', _k_CompositeImplicitAutograd_absolute_, debug=_SITE + '6247')
 
 
 def _op20(_def, _lib):  # aten::acos
     _def['aten'].define('acos(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('acos', wrapper_CPU_acos, debug=_SITE + '6163')
-    _lib['aten:CPU'].impl('acos.out', wrapper_CPU_acos_out, debug=_SITE + '6164')
-    _lib['aten:Meta'].impl('acos', wrapper_Meta_acos, debug=_SITE + '6165')
-    _lib['aten:Meta'].impl('acos.out', wrapper_Meta_acos_out, debug=_SITE + '6166')
+    _lib['aten:CPU'].impl('acos', wrapper_CPU_acos, debug=_SITE + '6253')
+    _lib['aten:CPU'].impl('acos.out', wrapper_CPU_acos_out, debug=_SITE + '6254')
+    _lib['aten:Meta'].impl('acos', wrapper_Meta_acos, debug=_SITE + '6255')
+    _lib['aten:Meta'].impl('acos.out', wrapper_Meta_acos_out, debug=_SITE + '6256')
 
 
 def _op21(_def, _lib):  # aten::acos_
     _def['aten'].define('acos_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('acos_', wrapper_CPU_acos_, debug=_SITE + '6171')
-    _lib['aten:Meta'].impl('acos_', wrapper_Meta_acos_, debug=_SITE + '6172')
+    _lib['aten:CPU'].impl('acos_', wrapper_CPU_acos_, debug=_SITE + '6261')
+    _lib['aten:Meta'].impl('acos_', wrapper_Meta_acos_, debug=_SITE + '6262')
 
 
 def _op22(_def, _lib):  # aten::acosh
     _def['aten'].define('acosh(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('acosh', wrapper_CPU_acosh, debug=_SITE + '6178')
-    _lib['aten:CPU'].impl('acosh.out', wrapper_CPU_acosh_out, debug=_SITE + '6179')
-    _lib['aten:Meta'].impl('acosh', wrapper_Meta_acosh, debug=_SITE + '6180')
-    _lib['aten:Meta'].impl('acosh.out', wrapper_Meta_acosh_out, debug=_SITE + '6181')
+    _lib['aten:CPU'].impl('acosh', wrapper_CPU_acosh, debug=_SITE + '6268')
+    _lib['aten:CPU'].impl('acosh.out', wrapper_CPU_acosh_out, debug=_SITE + '6269')
+    _lib['aten:Meta'].impl('acosh', wrapper_Meta_acosh, debug=_SITE + '6270')
+    _lib['aten:Meta'].impl('acosh.out', wrapper_Meta_acosh_out, debug=_SITE + '6271')
 
 
 def _op23(_def, _lib):  # aten::acosh_
     _def['aten'].define('acosh_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('acosh_', wrapper_CPU_acosh_, debug=_SITE + '6186')
-    _lib['aten:Meta'].impl('acosh_', wrapper_Meta_acosh_, debug=_SITE + '6187')
+    _lib['aten:CPU'].impl('acosh_', wrapper_CPU_acosh_, debug=_SITE + '6276')
+    _lib['aten:Meta'].impl('acosh_', wrapper_Meta_acosh_, debug=_SITE + '6277')
 
 
 def _op24(_def, _lib):  # aten::add
@@ -6192,109 +6282,109 @@ def _op24(_def, _lib):  # aten::add
     _def['aten'].define('add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('add.Tensor', wrapper_CPU_add_Tensor, debug=_SITE + '6195')
-    _lib['aten:CPU'].impl('add.out', wrapper_CPU_add_out, debug=_SITE + '6196')
-    _lib['aten:CompositeExplicitAutograd'].impl('add.Scalar', _k_CompositeExplicitAutograd_add_Scalar, debug=_SITE + '6197')
-    _lib['aten:CompositeExplicitAutograd'].impl('add.Scalar_out', generated_add_Scalar_out, debug=_SITE + '6198')
-    _lib['aten:Meta'].impl('add.Tensor', wrapper_Meta_add_Tensor, debug=_SITE + '6199')
-    _lib['aten:Meta'].impl('add.out', wrapper_Meta_add_out, debug=_SITE + '6200')
+    _lib['aten:CPU'].impl('add.Tensor', wrapper_CPU_add_Tensor, debug=_SITE + '6285')
+    _lib['aten:CPU'].impl('add.out', wrapper_CPU_add_out, debug=_SITE + '6286')
+    _lib['aten:CompositeExplicitAutograd'].impl('add.Scalar', _k_CompositeExplicitAutograd_add_Scalar, debug=_SITE + '6287')
+    _lib['aten:CompositeExplicitAutograd'].impl('add.Scalar_out', generated_add_Scalar_out, debug=_SITE + '6288')
+    _lib['aten:Meta'].impl('add.Tensor', wrapper_Meta_add_Tensor, debug=_SITE + '6289')
+    _lib['aten:Meta'].impl('add.out', wrapper_Meta_add_out, debug=_SITE + '6290')
 
 
 def _op25(_def, _lib):  # aten::add_
     _def['aten'].define('add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('add_.Tensor', wrapper_CPU_add__Tensor, debug=_SITE + '6206')
-    _lib['aten:CompositeExplicitAutograd'].impl('add_.Scalar', _k_CompositeExplicitAutograd_add__Scalar, debug=_SITE + '6207')
-    _lib['aten:Meta'].impl('add_.Tensor', wrapper_Meta_add__Tensor, debug=_SITE + '6208')
+    _lib['aten:CPU'].impl('add_.Tensor', wrapper_CPU_add__Tensor, debug=_SITE + '6296')
+    _lib['aten:CompositeExplicitAutograd'].impl('add_.Scalar', _k_CompositeExplicitAutograd_add__Scalar, debug=_SITE + '6297')
+    _lib['aten:Meta'].impl('add_.Tensor', wrapper_Meta_add__Tensor, debug=_SITE + '6298')
 
 
 def _op26(_def, _lib):  # aten::addbmm
     _def['aten'].define('addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('addbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('addbmm', _k_CompositeExplicitAutograd_addbmm, debug=_SITE + '6214')
-    _lib['aten:CompositeExplicitAutograd'].impl('addbmm.out', _k_CompositeExplicitAutograd_addbmm_out, debug=_SITE + '6215')
+    _lib['aten:CompositeExplicitAutograd'].impl('addbmm', _k_CompositeExplicitAutograd_addbmm, debug=_SITE + '6304')
+    _lib['aten:CompositeExplicitAutograd'].impl('addbmm.out', _k_CompositeExplicitAutograd_addbmm_out, debug=_SITE + '6305')
 
 
 def _op27(_def, _lib):  # aten::addbmm_
     _def['aten'].define('addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('addbmm_', _k_CompositeExplicitAutograd_addbmm_, debug=_SITE + '6220')
+    _lib['aten:CompositeExplicitAutograd'].impl('addbmm_', _k_CompositeExplicitAutograd_addbmm_, debug=_SITE + '6310')
 
 
 def _op28(_def, _lib):  # aten::addcdiv
     _def['aten'].define('addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('addcdiv', wrapper_CPU_addcdiv, debug=_SITE + '6226')
-    _lib['aten:CPU'].impl('addcdiv.out', wrapper_CPU_addcdiv_out, debug=_SITE + '6227')
-    _lib['aten:Meta'].impl('addcdiv', wrapper_Meta_addcdiv, debug=_SITE + '6228')
-    _lib['aten:Meta'].impl('addcdiv.out', wrapper_Meta_addcdiv_out, debug=_SITE + '6229')
+    _lib['aten:CPU'].impl('addcdiv', wrapper_CPU_addcdiv, debug=_SITE + '6316')
+    _lib['aten:CPU'].impl('addcdiv.out', wrapper_CPU_addcdiv_out, debug=_SITE + '6317')
+    _lib['aten:Meta'].impl('addcdiv', wrapper_Meta_addcdiv, debug=_SITE + '6318')
+    _lib['aten:Meta'].impl('addcdiv.out', wrapper_Meta_addcdiv_out, debug=_SITE + '6319')
 
 
 def _op29(_def, _lib):  # aten::addcdiv_
     _def['aten'].define('addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('addcdiv_', wrapper_CPU_addcdiv_, debug=_SITE + '6234')
-    _lib['aten:Meta'].impl('addcdiv_', wrapper_Meta_addcdiv_, debug=_SITE + '6235')
+    _lib['aten:CPU'].impl('addcdiv_', wrapper_CPU_addcdiv_, debug=_SITE + '6324')
+    _lib['aten:Meta'].impl('addcdiv_', wrapper_Meta_addcdiv_, debug=_SITE + '6325')
 
 
 def _op30(_def, _lib):  # aten::addcmul
     _def['aten'].define('addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('addcmul.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('addcmul', wrapper_CPU_addcmul, debug=_SITE + '6241')
-    _lib['aten:CPU'].impl('addcmul.out', wrapper_CPU_addcmul_out, debug=_SITE + '6242')
-    _lib['aten:Meta'].impl('addcmul', wrapper_Meta_addcmul, debug=_SITE + '6243')
-    _lib['aten:Meta'].impl('addcmul.out', wrapper_Meta_addcmul_out, debug=_SITE + '6244')
+    _lib['aten:CPU'].impl('addcmul', wrapper_CPU_addcmul, debug=_SITE + '6331')
+    _lib['aten:CPU'].impl('addcmul.out', wrapper_CPU_addcmul_out, debug=_SITE + '6332')
+    _lib['aten:Meta'].impl('addcmul', wrapper_Meta_addcmul, debug=_SITE + '6333')
+    _lib['aten:Meta'].impl('addcmul.out', wrapper_Meta_addcmul_out, debug=_SITE + '6334')
 
 
 def _op31(_def, _lib):  # aten::addcmul_
     _def['aten'].define('addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('addcmul_', wrapper_CPU_addcmul_, debug=_SITE + '6249')
-    _lib['aten:Meta'].impl('addcmul_', wrapper_Meta_addcmul_, debug=_SITE + '6250')
+    _lib['aten:CPU'].impl('addcmul_', wrapper_CPU_addcmul_, debug=_SITE + '6339')
+    _lib['aten:Meta'].impl('addcmul_', wrapper_Meta_addcmul_, debug=_SITE + '6340')
 
 
 def _op32(_def, _lib):  # aten::addmm
     _def['aten'].define('addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('addmm', wrapper_CPU_addmm, debug=_SITE + '6256')
-    _lib['aten:CPU'].impl('addmm.out', wrapper_CPU_addmm_out, debug=_SITE + '6257')
-    _lib['aten:Meta'].impl('addmm', wrapper_Meta_addmm, debug=_SITE + '6258')
-    _lib['aten:Meta'].impl('addmm.out', wrapper_Meta_addmm_out, debug=_SITE + '6259')
+    _lib['aten:CPU'].impl('addmm', wrapper_CPU_addmm, debug=_SITE + '6346')
+    _lib['aten:CPU'].impl('addmm.out', wrapper_CPU_addmm_out, debug=_SITE + '6347')
+    _lib['aten:Meta'].impl('addmm', wrapper_Meta_addmm, debug=_SITE + '6348')
+    _lib['aten:Meta'].impl('addmm.out', wrapper_Meta_addmm_out, debug=_SITE + '6349')
 
 
 def _op33(_def, _lib):  # aten::addmm_
     _def['aten'].define('addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('addmm_', wrapper_CPU_addmm_, debug=_SITE + '6264')
-    _lib['aten:Meta'].impl('addmm_', wrapper_Meta_addmm_, debug=_SITE + '6265')
+    _lib['aten:CPU'].impl('addmm_', wrapper_CPU_addmm_, debug=_SITE + '6354')
+    _lib['aten:Meta'].impl('addmm_', wrapper_Meta_addmm_, debug=_SITE + '6355')
 
 
 def _op34(_def, _lib):  # aten::addmv
     _def['aten'].define('addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('addmv.out(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('addmv', wrapper_CPU_addmv, debug=_SITE + '6271')
-    _lib['aten:CPU'].impl('addmv.out', wrapper_CPU_addmv_out, debug=_SITE + '6272')
-    _lib['aten:Meta'].impl('addmv', wrapper_Meta_addmv, debug=_SITE + '6273')
-    _lib['aten:Meta'].impl('addmv.out', wrapper_Meta_addmv_out, debug=_SITE + '6274')
+    _lib['aten:CPU'].impl('addmv', wrapper_CPU_addmv, debug=_SITE + '6361')
+    _lib['aten:CPU'].impl('addmv.out', wrapper_CPU_addmv_out, debug=_SITE + '6362')
+    _lib['aten:Meta'].impl('addmv', wrapper_Meta_addmv, debug=_SITE + '6363')
+    _lib['aten:Meta'].impl('addmv.out', wrapper_Meta_addmv_out, debug=_SITE + '6364')
 
 
 def _op35(_def, _lib):  # aten::addmv_
     _def['aten'].define('addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('addmv_', wrapper_CPU_addmv_, debug=_SITE + '6279')
-    _lib['aten:Meta'].impl('addmv_', wrapper_Meta_addmv_, debug=_SITE + '6280')
+    _lib['aten:CPU'].impl('addmv_', wrapper_CPU_addmv_, debug=_SITE + '6369')
+    _lib['aten:Meta'].impl('addmv_', wrapper_Meta_addmv_, debug=_SITE + '6370')
 
 
 def _op36(_def, _lib):  # aten::adjoint
     _def['aten'].define('adjoint(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('adjoint', _k_CompositeImplicitAutograd_adjoint, debug=_SITE + '6285')
+    _lib['aten:CompositeImplicitAutograd'].impl('adjoint', _k_CompositeImplicitAutograd_adjoint, debug=_SITE + '6375')
 
 
 def _op37(_def, _lib):  # aten::alias
     _def['aten'].define('alias(Tensor(a) self) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('alias', _k_CompositeExplicitAutograd_alias, debug=_SITE + '6290')
+    _lib['aten:CompositeExplicitAutograd'].impl('alias', _k_CompositeExplicitAutograd_alias, debug=_SITE + '6380')
 
 
 def _op38(_def, _lib):  # aten::alias_copy
     _def['aten'].define('alias_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('alias_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('alias_copy.out', generated_alias_copy_out, debug=_SITE + '6296')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('alias_copy', generated_alias_copy, debug=_SITE + '6297')
+    _lib['aten:CompositeExplicitAutograd'].impl('alias_copy.out', generated_alias_copy_out, debug=_SITE + '6386')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('alias_copy', generated_alias_copy, debug=_SITE + '6387')
 
 
 def _op39(_def, _lib):  # aten::all
@@ -6304,50 +6394,50 @@ def _op39(_def, _lib):  # aten::all
     _def['aten'].define('all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('all.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('all.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('all', wrapper_CPU_all, debug=_SITE + '6307')
-    _lib['aten:CPU'].impl('all.all_out', wrapper_CPU_all_all_out, debug=_SITE + '6308')
-    _lib['aten:CPU'].impl('all.dim', wrapper_CPU_all_dim, debug=_SITE + '6309')
-    _lib['aten:CPU'].impl('all.dims', wrapper_CPU_all_dims, debug=_SITE + '6310')
-    _lib['aten:CPU'].impl('all.dims_out', wrapper_CPU_all_dims_out, debug=_SITE + '6311')
-    _lib['aten:CPU'].impl('all.out', wrapper_CPU_all_out, debug=_SITE + '6312')
-    _lib['aten:Meta'].impl('all', wrapper_Meta_all, debug=_SITE + '6313')
-    _lib['aten:Meta'].impl('all.all_out', wrapper_Meta_all_all_out, debug=_SITE + '6314')
-    _lib['aten:Meta'].impl('all.dim', wrapper_Meta_all_dim, debug=_SITE + '6315')
-    _lib['aten:Meta'].impl('all.dims', wrapper_Meta_all_dims, debug=_SITE + '6316')
-    _lib['aten:Meta'].impl('all.dims_out', wrapper_Meta_all_dims_out, debug=_SITE + '6317')
-    _lib['aten:Meta'].impl('all.out', wrapper_Meta_all_out, debug=_SITE + '6318')
+    _lib['aten:CPU'].impl('all', wrapper_CPU_all, debug=_SITE + '6397')
+    _lib['aten:CPU'].impl('all.all_out', wrapper_CPU_all_all_out, debug=_SITE + '6398')
+    _lib['aten:CPU'].impl('all.dim', wrapper_CPU_all_dim, debug=_SITE + '6399')
+    _lib['aten:CPU'].impl('all.dims', wrapper_CPU_all_dims, debug=_SITE + '6400')
+    _lib['aten:CPU'].impl('all.dims_out', wrapper_CPU_all_dims_out, debug=_SITE + '6401')
+    _lib['aten:CPU'].impl('all.out', wrapper_CPU_all_out, debug=_SITE + '6402')
+    _lib['aten:Meta'].impl('all', wrapper_Meta_all, debug=_SITE + '6403')
+    _lib['aten:Meta'].impl('all.all_out', wrapper_Meta_all_all_out, debug=_SITE + '6404')
+    _lib['aten:Meta'].impl('all.dim', wrapper_Meta_all_dim, debug=_SITE + '6405')
+    _lib['aten:Meta'].impl('all.dims', wrapper_Meta_all_dims, debug=_SITE + '6406')
+    _lib['aten:Meta'].impl('all.dims_out', wrapper_Meta_all_dims_out, debug=_SITE + '6407')
+    _lib['aten:Meta'].impl('all.out', wrapper_Meta_all_out, debug=_SITE + '6408')
 
 
 def _op40(_def, _lib):  # aten::allclose
     _def['aten'].define('allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool', tags=('data_dependent_output', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('allclose', _k_CompositeExplicitAutograd_allclose, debug=_SITE + '6323')
+    _lib['aten:CompositeExplicitAutograd'].impl('allclose', _k_CompositeExplicitAutograd_allclose, debug=_SITE + '6413')
 
 
 def _op41(_def, _lib):  # aten::amax
     _def['aten'].define('amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('amax', wrapper_CPU_amax, debug=_SITE + '6329')
-    _lib['aten:CPU'].impl('amax.out', wrapper_CPU_amax_out, debug=_SITE + '6330')
-    _lib['aten:Meta'].impl('amax', wrapper_Meta_amax, debug=_SITE + '6331')
-    _lib['aten:Meta'].impl('amax.out', wrapper_Meta_amax_out, debug=_SITE + '6332')
+    _lib['aten:CPU'].impl('amax', wrapper_CPU_amax, debug=_SITE + '6419')
+    _lib['aten:CPU'].impl('amax.out', wrapper_CPU_amax_out, debug=_SITE + '6420')
+    _lib['aten:Meta'].impl('amax', wrapper_Meta_amax, debug=_SITE + '6421')
+    _lib['aten:Meta'].impl('amax.out', wrapper_Meta_amax_out, debug=_SITE + '6422')
 
 
 def _op42(_def, _lib):  # aten::amin
     _def['aten'].define('amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('amin', wrapper_CPU_amin, debug=_SITE + '6338')
-    _lib['aten:CPU'].impl('amin.out', wrapper_CPU_amin_out, debug=_SITE + '6339')
-    _lib['aten:Meta'].impl('amin', wrapper_Meta_amin, debug=_SITE + '6340')
-    _lib['aten:Meta'].impl('amin.out', wrapper_Meta_amin_out, debug=_SITE + '6341')
+    _lib['aten:CPU'].impl('amin', wrapper_CPU_amin, debug=_SITE + '6428')
+    _lib['aten:CPU'].impl('amin.out', wrapper_CPU_amin_out, debug=_SITE + '6429')
+    _lib['aten:Meta'].impl('amin', wrapper_Meta_amin, debug=_SITE + '6430')
+    _lib['aten:Meta'].impl('amin.out', wrapper_Meta_amin_out, debug=_SITE + '6431')
 
 
 def _op43(_def, _lib):  # aten::aminmax
     _def['aten'].define('aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('aminmax', wrapper_CPU_aminmax, debug=_SITE + '6347')
-    _lib['aten:CPU'].impl('aminmax.out', wrapper_CPU_aminmax_out, debug=_SITE + '6348')
-    _lib['aten:Meta'].impl('aminmax', wrapper_Meta_aminmax, debug=_SITE + '6349')
-    _lib['aten:Meta'].impl('aminmax.out', wrapper_Meta_aminmax_out, debug=_SITE + '6350')
+    _lib['aten:CPU'].impl('aminmax', wrapper_CPU_aminmax, debug=_SITE + '6437')
+    _lib['aten:CPU'].impl('aminmax.out', wrapper_CPU_aminmax_out, debug=_SITE + '6438')
+    _lib['aten:Meta'].impl('aminmax', wrapper_Meta_aminmax, debug=_SITE + '6439')
+    _lib['aten:Meta'].impl('aminmax.out', wrapper_Meta_aminmax_out, debug=_SITE + '6440')
 
 
 def _op44(_def, _lib):  # aten::any
@@ -6357,18 +6447,18 @@ def _op44(_def, _lib):  # aten::any
     _def['aten'].define('any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('any', wrapper_CPU_any, debug=_SITE + '6360')
-    _lib['aten:CPU'].impl('any.all_out', wrapper_CPU_any_all_out, debug=_SITE + '6361')
-    _lib['aten:CPU'].impl('any.dim', wrapper_CPU_any_dim, debug=_SITE + '6362')
-    _lib['aten:CPU'].impl('any.dims', wrapper_CPU_any_dims, debug=_SITE + '6363')
-    _lib['aten:CPU'].impl('any.dims_out', wrapper_CPU_any_dims_out, debug=_SITE + '6364')
-    _lib['aten:CPU'].impl('any.out', wrapper_CPU_any_out, debug=_SITE + '6365')
-    _lib['aten:Meta'].impl('any', wrapper_Meta_any, debug=_SITE + '6366')
-    _lib['aten:Meta'].impl('any.all_out', wrapper_Meta_any_all_out, debug=_SITE + '6367')
-    _lib['aten:Meta'].impl('any.dim', wrapper_Meta_any_dim, debug=_SITE + '6368')
-    _lib['aten:Meta'].impl('any.dims', wrapper_Meta_any_dims, debug=_SITE + '6369')
-    _lib['aten:Meta'].impl('any.dims_out', wrapper_Meta_any_dims_out, debug=_SITE + '6370')
-    _lib['aten:Meta'].impl('any.out', wrapper_Meta_any_out, debug=_SITE + '6371')
+    _lib['aten:CPU'].impl('any', wrapper_CPU_any, debug=_SITE + '6450')
+    _lib['aten:CPU'].impl('any.all_out', wrapper_CPU_any_all_out, debug=_SITE + '6451')
+    _lib['aten:CPU'].impl('any.dim', wrapper_CPU_any_dim, debug=_SITE + '6452')
+    _lib['aten:CPU'].impl('any.dims', wrapper_CPU_any_dims, debug=_SITE + '6453')
+    _lib['aten:CPU'].impl('any.dims_out', wrapper_CPU_any_dims_out, debug=_SITE + '6454')
+    _lib['aten:CPU'].impl('any.out', wrapper_CPU_any_out, debug=_SITE + '6455')
+    _lib['aten:Meta'].impl('any', wrapper_Meta_any, debug=_SITE + '6456')
+    _lib['aten:Meta'].impl('any.all_out', wrapper_Meta_any_all_out, debug=_SITE + '6457')
+    _lib['aten:Meta'].impl('any.dim', wrapper_Meta_any_dim, debug=_SITE + '6458')
+    _lib['aten:Meta'].impl('any.dims', wrapper_Meta_any_dims, debug=_SITE + '6459')
+    _lib['aten:Meta'].impl('any.dims_out', wrapper_Meta_any_dims_out, debug=_SITE + '6460')
+    _lib['aten:Meta'].impl('any.out', wrapper_Meta_any_out, debug=_SITE + '6461')
 
 
 def _op45(_def, _lib):  # aten::arange
@@ -6377,241 +6467,241 @@ def _op45(_def, _lib):  # aten::arange
     _def['aten'].define('arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('arange', backend_select_arange, debug=_SITE + '6380')
-    _lib['aten:BackendSelect'].impl('arange.start', backend_select_arange_start, debug=_SITE + '6381')
-    _lib['aten:BackendSelect'].impl('arange.start_step', backend_select_arange_start_step, debug=_SITE + '6382')
-    _lib['aten:CPU'].impl('arange.start_out', _k_CPU_arange_start_out, debug=_SITE + '6383')
-    _lib['aten:CompositeExplicitAutograd'].impl('arange', _k_CompositeExplicitAutograd_arange, debug=_SITE + '6384')
-    _lib['aten:CompositeExplicitAutograd'].impl('arange.out', _k_CompositeExplicitAutograd_arange_out, debug=_SITE + '6385')
-    _lib['aten:CompositeExplicitAutograd'].impl('arange.start', _k_CompositeExplicitAutograd_arange_start, debug=_SITE + '6386')
-    _lib['aten:CompositeExplicitAutograd'].impl('arange.start_step', _k_CompositeExplicitAutograd_arange_start_step, debug=_SITE + '6387')
-    _lib['aten:Meta'].impl('arange.start_out', _k_Meta_arange_start_out, debug=_SITE + '6388')
+    _lib['aten:BackendSelect'].impl('arange', backend_select_arange, debug=_SITE + '6470')
+    _lib['aten:BackendSelect'].impl('arange.start', backend_select_arange_start, debug=_SITE + '6471')
+    _lib['aten:BackendSelect'].impl('arange.start_step', backend_select_arange_start_step, debug=_SITE + '6472')
+    _lib['aten:CPU'].impl('arange.start_out', _k_CPU_arange_start_out, debug=_SITE + '6473')
+    _lib['aten:CompositeExplicitAutograd'].impl('arange', _k_CompositeExplicitAutograd_arange, debug=_SITE + '6474')
+    _lib['aten:CompositeExplicitAutograd'].impl('arange.out', _k_CompositeExplicitAutograd_arange_out, debug=_SITE + '6475')
+    _lib['aten:CompositeExplicitAutograd'].impl('arange.start', _k_CompositeExplicitAutograd_arange_start, debug=_SITE + '6476')
+    _lib['aten:CompositeExplicitAutograd'].impl('arange.start_step', _k_CompositeExplicitAutograd_arange_start_step, debug=_SITE + '6477')
+    _lib['aten:Meta'].impl('arange.start_out', _k_Meta_arange_start_out, debug=_SITE + '6478')
 
 
 def _op46(_def, _lib):  # aten::arccos
     _def['aten'].define('arccos(Tensor self) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('arccos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('arccos', _k_CompositeImplicitAutograd_arccos, debug=_SITE + '6394')
-    _lib['aten:CompositeImplicitAutograd'].impl('arccos.out', _k_CompositeImplicitAutograd_arccos_out, debug=_SITE + '6395')
+    _lib['aten:CompositeImplicitAutograd'].impl('arccos', _k_CompositeImplicitAutograd_arccos, debug=_SITE + '6484')
+    _lib['aten:CompositeImplicitAutograd'].impl('arccos.out', _k_CompositeImplicitAutograd_arccos_out, debug=_SITE + '6485')
 
 
 def _op47(_def, _lib):  # aten::arccos_
     _def['aten'].define('arccos_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('arccos_', _k_CompositeImplicitAutograd_arccos_, debug=_SITE + '6400')
+    _lib['aten:CompositeImplicitAutograd'].impl('arccos_', _k_CompositeImplicitAutograd_arccos_, debug=_SITE + '6490')
 
 
 def _op48(_def, _lib):  # aten::arccosh
     _def['aten'].define('arccosh(Tensor self) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('arccosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('arccosh', _k_CompositeImplicitAutograd_arccosh, debug=_SITE + '6406')
-    _lib['aten:CompositeImplicitAutograd'].impl('arccosh.out', _k_CompositeImplicitAutograd_arccosh_out, debug=_SITE + '6407')
+    _lib['aten:CompositeImplicitAutograd'].impl('arccosh', _k_CompositeImplicitAutograd_arccosh, debug=_SITE + '6496')
+    _lib['aten:CompositeImplicitAutograd'].impl('arccosh.out', _k_CompositeImplicitAutograd_arccosh_out, debug=_SITE + '6497')
 
 
 def _op49(_def, _lib):  # aten::arccosh_
     _def['aten'].define('arccosh_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('arccosh_', _k_CompositeImplicitAutograd_arccosh_, debug=_SITE + '6412')
+    _lib['aten:CompositeImplicitAutograd'].impl('arccosh_', _k_CompositeImplicitAutograd_arccosh_, debug=_SITE + '6502')
 
 
 def _op50(_def, _lib):  # aten::arcsin
     _def['aten'].define('arcsin(Tensor self) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('arcsin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('arcsin', _k_CompositeImplicitAutograd_arcsin, debug=_SITE + '6418')
-    _lib['aten:CompositeImplicitAutograd'].impl('arcsin.out', _k_CompositeImplicitAutograd_arcsin_out, debug=_SITE + '6419')
+    _lib['aten:CompositeImplicitAutograd'].impl('arcsin', _k_CompositeImplicitAutograd_arcsin, debug=_SITE + '6508')
+    _lib['aten:CompositeImplicitAutograd'].impl('arcsin.out', _k_CompositeImplicitAutograd_arcsin_out, debug=_SITE + '6509')
 
 
 def _op51(_def, _lib):  # aten::arcsin_
     _def['aten'].define('arcsin_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('arcsin_', _k_CompositeImplicitAutograd_arcsin_, debug=_SITE + '6424')
+    _lib['aten:CompositeImplicitAutograd'].impl('arcsin_', _k_CompositeImplicitAutograd_arcsin_, debug=_SITE + '6514')
 
 
 def _op52(_def, _lib):  # aten::arcsinh
     _def['aten'].define('arcsinh(Tensor self) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('arcsinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('arcsinh', _k_CompositeImplicitAutograd_arcsinh, debug=_SITE + '6430')
-    _lib['aten:CompositeImplicitAutograd'].impl('arcsinh.out', _k_CompositeImplicitAutograd_arcsinh_out, debug=_SITE + '6431')
+    _lib['aten:CompositeImplicitAutograd'].impl('arcsinh', _k_CompositeImplicitAutograd_arcsinh, debug=_SITE + '6520')
+    _lib['aten:CompositeImplicitAutograd'].impl('arcsinh.out', _k_CompositeImplicitAutograd_arcsinh_out, debug=_SITE + '6521')
 
 
 def _op53(_def, _lib):  # aten::arcsinh_
     _def['aten'].define('arcsinh_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('arcsinh_', _k_CompositeImplicitAutograd_arcsinh_, debug=_SITE + '6436')
+    _lib['aten:CompositeImplicitAutograd'].impl('arcsinh_', _k_CompositeImplicitAutograd_arcsinh_, debug=_SITE + '6526')
 
 
 def _op54(_def, _lib):  # aten::arctan
     _def['aten'].define('arctan(Tensor self) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('arctan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('arctan', _k_CompositeImplicitAutograd_arctan, debug=_SITE + '6442')
-    _lib['aten:CompositeImplicitAutograd'].impl('arctan.out', _k_CompositeImplicitAutograd_arctan_out, debug=_SITE + '6443')
+    _lib['aten:CompositeImplicitAutograd'].impl('arctan', _k_CompositeImplicitAutograd_arctan, debug=_SITE + '6532')
+    _lib['aten:CompositeImplicitAutograd'].impl('arctan.out', _k_CompositeImplicitAutograd_arctan_out, debug=_SITE + '6533')
 
 
 def _op55(_def, _lib):  # aten::arctan2
     _def['aten'].define('arctan2(Tensor self, Tensor other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('arctan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('arctan2', _k_CompositeImplicitAutograd_arctan2, debug=_SITE + '6449')
-    _lib['aten:CompositeImplicitAutograd'].impl('arctan2.out', _k_CompositeImplicitAutograd_arctan2_out, debug=_SITE + '6450')
+    _lib['aten:CompositeImplicitAutograd'].impl('arctan2', _k_CompositeImplicitAutograd_arctan2, debug=_SITE + '6539')
+    _lib['aten:CompositeImplicitAutograd'].impl('arctan2.out', _k_CompositeImplicitAutograd_arctan2_out, debug=_SITE + '6540')
 
 
 def _op56(_def, _lib):  # aten::arctan2_
     _def['aten'].define('arctan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('arctan2_', _k_CompositeImplicitAutograd_arctan2_, debug=_SITE + '6455')
+    _lib['aten:CompositeImplicitAutograd'].impl('arctan2_', _k_CompositeImplicitAutograd_arctan2_, debug=_SITE + '6545')
 
 
 def _op57(_def, _lib):  # aten::arctan_
     _def['aten'].define('arctan_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('arctan_', _k_CompositeImplicitAutograd_arctan_, debug=_SITE + '6460')
+    _lib['aten:CompositeImplicitAutograd'].impl('arctan_', _k_CompositeImplicitAutograd_arctan_, debug=_SITE + '6550')
 
 
 def _op58(_def, _lib):  # aten::arctanh
     _def['aten'].define('arctanh(Tensor self) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('arctanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('arctanh', _k_CompositeImplicitAutograd_arctanh, debug=_SITE + '6466')
-    _lib['aten:CompositeImplicitAutograd'].impl('arctanh.out', _k_CompositeImplicitAutograd_arctanh_out, debug=_SITE + '6467')
+    _lib['aten:CompositeImplicitAutograd'].impl('arctanh', _k_CompositeImplicitAutograd_arctanh, debug=_SITE + '6556')
+    _lib['aten:CompositeImplicitAutograd'].impl('arctanh.out', _k_CompositeImplicitAutograd_arctanh_out, debug=_SITE + '6557')
 
 
 def _op59(_def, _lib):  # aten::arctanh_
     _def['aten'].define('arctanh_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('arctanh_', _k_CompositeImplicitAutograd_arctanh_, debug=_SITE + '6472')
+    _lib['aten:CompositeImplicitAutograd'].impl('arctanh_', _k_CompositeImplicitAutograd_arctanh_, debug=_SITE + '6562')
 
 
 def _op60(_def, _lib):  # aten::argmax
     _def['aten'].define('argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('argmax', wrapper_CPU_argmax, debug=_SITE + '6478')
-    _lib['aten:CPU'].impl('argmax.out', wrapper_CPU_argmax_out, debug=_SITE + '6479')
-    _lib['aten:Meta'].impl('argmax', wrapper_Meta_argmax, debug=_SITE + '6480')
-    _lib['aten:Meta'].impl('argmax.out', wrapper_Meta_argmax_out, debug=_SITE + '6481')
+    _lib['aten:CPU'].impl('argmax', wrapper_CPU_argmax, debug=_SITE + '6568')
+    _lib['aten:CPU'].impl('argmax.out', wrapper_CPU_argmax_out, debug=_SITE + '6569')
+    _lib['aten:Meta'].impl('argmax', wrapper_Meta_argmax, debug=_SITE + '6570')
+    _lib['aten:Meta'].impl('argmax.out', wrapper_Meta_argmax_out, debug=_SITE + '6571')
 
 
 def _op61(_def, _lib):  # aten::argmin
     _def['aten'].define('argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('argmin', wrapper_CPU_argmin, debug=_SITE + '6487')
-    _lib['aten:CPU'].impl('argmin.out', wrapper_CPU_argmin_out, debug=_SITE + '6488')
-    _lib['aten:Meta'].impl('argmin', wrapper_Meta_argmin, debug=_SITE + '6489')
-    _lib['aten:Meta'].impl('argmin.out', wrapper_Meta_argmin_out, debug=_SITE + '6490')
+    _lib['aten:CPU'].impl('argmin', wrapper_CPU_argmin, debug=_SITE + '6577')
+    _lib['aten:CPU'].impl('argmin.out', wrapper_CPU_argmin_out, debug=_SITE + '6578')
+    _lib['aten:Meta'].impl('argmin', wrapper_Meta_argmin, debug=_SITE + '6579')
+    _lib['aten:Meta'].impl('argmin.out', wrapper_Meta_argmin_out, debug=_SITE + '6580')
 
 
 def _op62(_def, _lib):  # aten::argsort
     _def['aten'].define('argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('argsort.stable_out(Tensor self, *, bool stable, int dim=-1, bool descending=False, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('argsort', _k_CompositeImplicitAutograd_argsort, debug=_SITE + '6497')
-    _lib['aten:CompositeImplicitAutograd'].impl('argsort.stable', _k_CompositeImplicitAutograd_argsort_stable, debug=_SITE + '6498')
-    _lib['aten:CompositeImplicitAutograd'].impl('argsort.stable_out', _k_CompositeImplicitAutograd_argsort_stable_out, debug=_SITE + '6499')
+    _lib['aten:CompositeImplicitAutograd'].impl('argsort', _k_CompositeImplicitAutograd_argsort, debug=_SITE + '6587')
+    _lib['aten:CompositeImplicitAutograd'].impl('argsort.stable', _k_CompositeImplicitAutograd_argsort_stable, debug=_SITE + '6588')
+    _lib['aten:CompositeImplicitAutograd'].impl('argsort.stable_out', _k_CompositeImplicitAutograd_argsort_stable_out, debug=_SITE + '6589')
 
 
 def _op63(_def, _lib):  # aten::as_strided
     _def['aten'].define('as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('as_strided', _k_CPU_as_strided, debug=_SITE + '6504')
-    _lib['aten:Meta'].impl('as_strided', _k_Meta_as_strided, debug=_SITE + '6505')
+    _lib['aten:CPU'].impl('as_strided', _k_CPU_as_strided, debug=_SITE + '6594')
+    _lib['aten:Meta'].impl('as_strided', _k_Meta_as_strided, debug=_SITE + '6595')
 
 
 def _op64(_def, _lib):  # aten::as_strided_
     _def['aten'].define('as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)', tags=('inplace', 'inplace_view', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('as_strided_', _k_CompositeExplicitAutogradNonFunctional_as_strided_, debug=_SITE + '6510')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('as_strided_', _k_CompositeExplicitAutogradNonFunctional_as_strided_, debug=_SITE + '6600')
 
 
 def _op65(_def, _lib):  # aten::as_strided_copy
     _def['aten'].define('as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('as_strided_copy.out(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('as_strided_copy.out', generated_as_strided_copy_out, debug=_SITE + '6516')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('as_strided_copy', generated_as_strided_copy, debug=_SITE + '6517')
+    _lib['aten:CompositeExplicitAutograd'].impl('as_strided_copy.out', generated_as_strided_copy_out, debug=_SITE + '6606')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('as_strided_copy', generated_as_strided_copy, debug=_SITE + '6607')
 
 
 def _op66(_def, _lib):  # aten::as_strided_scatter
     _def['aten'].define('as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('as_strided_scatter.out(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('as_strided_scatter.out', generated_as_strided_scatter_out, debug=_SITE + '6523')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('as_strided_scatter', _k_CompositeExplicitAutogradNonFunctional_as_strided_scatter, debug=_SITE + '6524')
+    _lib['aten:CompositeExplicitAutograd'].impl('as_strided_scatter.out', generated_as_strided_scatter_out, debug=_SITE + '6613')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('as_strided_scatter', _k_CompositeExplicitAutogradNonFunctional_as_strided_scatter, debug=_SITE + '6614')
 
 
 def _op67(_def, _lib):  # aten::asin
     _def['aten'].define('asin(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('asin', wrapper_CPU_asin, debug=_SITE + '6530')
-    _lib['aten:CPU'].impl('asin.out', wrapper_CPU_asin_out, debug=_SITE + '6531')
-    _lib['aten:Meta'].impl('asin', wrapper_Meta_asin, debug=_SITE + '6532')
-    _lib['aten:Meta'].impl('asin.out', wrapper_Meta_asin_out, debug=_SITE + '6533')
+    _lib['aten:CPU'].impl('asin', wrapper_CPU_asin, debug=_SITE + '6620')
+    _lib['aten:CPU'].impl('asin.out', wrapper_CPU_asin_out, debug=_SITE + '6621')
+    _lib['aten:Meta'].impl('asin', wrapper_Meta_asin, debug=_SITE + '6622')
+    _lib['aten:Meta'].impl('asin.out', wrapper_Meta_asin_out, debug=_SITE + '6623')
 
 
 def _op68(_def, _lib):  # aten::asin_
     _def['aten'].define('asin_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('asin_', wrapper_CPU_asin_, debug=_SITE + '6538')
-    _lib['aten:Meta'].impl('asin_', wrapper_Meta_asin_, debug=_SITE + '6539')
+    _lib['aten:CPU'].impl('asin_', wrapper_CPU_asin_, debug=_SITE + '6628')
+    _lib['aten:Meta'].impl('asin_', wrapper_Meta_asin_, debug=_SITE + '6629')
 
 
 def _op69(_def, _lib):  # aten::asinh
     _def['aten'].define('asinh(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('asinh', wrapper_CPU_asinh, debug=_SITE + '6545')
-    _lib['aten:CPU'].impl('asinh.out', wrapper_CPU_asinh_out, debug=_SITE + '6546')
-    _lib['aten:Meta'].impl('asinh', wrapper_Meta_asinh, debug=_SITE + '6547')
-    _lib['aten:Meta'].impl('asinh.out', wrapper_Meta_asinh_out, debug=_SITE + '6548')
+    _lib['aten:CPU'].impl('asinh', wrapper_CPU_asinh, debug=_SITE + '6635')
+    _lib['aten:CPU'].impl('asinh.out', wrapper_CPU_asinh_out, debug=_SITE + '6636')
+    _lib['aten:Meta'].impl('asinh', wrapper_Meta_asinh, debug=_SITE + '6637')
+    _lib['aten:Meta'].impl('asinh.out', wrapper_Meta_asinh_out, debug=_SITE + '6638')
 
 
 def _op70(_def, _lib):  # aten::asinh_
     _def['aten'].define('asinh_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('asinh_', wrapper_CPU_asinh_, debug=_SITE + '6553')
-    _lib['aten:Meta'].impl('asinh_', wrapper_Meta_asinh_, debug=_SITE + '6554')
+    _lib['aten:CPU'].impl('asinh_', wrapper_CPU_asinh_, debug=_SITE + '6643')
+    _lib['aten:Meta'].impl('asinh_', wrapper_Meta_asinh_, debug=_SITE + '6644')
 
 
 def _op71(_def, _lib):  # aten::atan
     _def['aten'].define('atan(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('atan', wrapper_CPU_atan, debug=_SITE + '6560')
-    _lib['aten:CPU'].impl('atan.out', wrapper_CPU_atan_out, debug=_SITE + '6561')
-    _lib['aten:Meta'].impl('atan', wrapper_Meta_atan, debug=_SITE + '6562')
-    _lib['aten:Meta'].impl('atan.out', wrapper_Meta_atan_out, debug=_SITE + '6563')
+    _lib['aten:CPU'].impl('atan', wrapper_CPU_atan, debug=_SITE + '6650')
+    _lib['aten:CPU'].impl('atan.out', wrapper_CPU_atan_out, debug=_SITE + '6651')
+    _lib['aten:Meta'].impl('atan', wrapper_Meta_atan, debug=_SITE + '6652')
+    _lib['aten:Meta'].impl('atan.out', wrapper_Meta_atan_out, debug=_SITE + '6653')
 
 
 def _op72(_def, _lib):  # aten::atan2
     _def['aten'].define('atan2(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('core', 'out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('atan2', wrapper_CPU_atan2, debug=_SITE + '6569')
-    _lib['aten:CPU'].impl('atan2.out', wrapper_CPU_atan2_out, debug=_SITE + '6570')
-    _lib['aten:Meta'].impl('atan2', wrapper_Meta_atan2, debug=_SITE + '6571')
-    _lib['aten:Meta'].impl('atan2.out', wrapper_Meta_atan2_out, debug=_SITE + '6572')
+    _lib['aten:CPU'].impl('atan2', wrapper_CPU_atan2, debug=_SITE + '6659')
+    _lib['aten:CPU'].impl('atan2.out', wrapper_CPU_atan2_out, debug=_SITE + '6660')
+    _lib['aten:Meta'].impl('atan2', wrapper_Meta_atan2, debug=_SITE + '6661')
+    _lib['aten:Meta'].impl('atan2.out', wrapper_Meta_atan2_out, debug=_SITE + '6662')
 
 
 def _op73(_def, _lib):  # aten::atan2_
     _def['aten'].define('atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('atan2_', wrapper_CPU_atan2_, debug=_SITE + '6577')
-    _lib['aten:Meta'].impl('atan2_', wrapper_Meta_atan2_, debug=_SITE + '6578')
+    _lib['aten:CPU'].impl('atan2_', wrapper_CPU_atan2_, debug=_SITE + '6667')
+    _lib['aten:Meta'].impl('atan2_', wrapper_Meta_atan2_, debug=_SITE + '6668')
 
 
 def _op74(_def, _lib):  # aten::atan_
     _def['aten'].define('atan_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('atan_', wrapper_CPU_atan_, debug=_SITE + '6583')
-    _lib['aten:Meta'].impl('atan_', wrapper_Meta_atan_, debug=_SITE + '6584')
+    _lib['aten:CPU'].impl('atan_', wrapper_CPU_atan_, debug=_SITE + '6673')
+    _lib['aten:Meta'].impl('atan_', wrapper_Meta_atan_, debug=_SITE + '6674')
 
 
 def _op75(_def, _lib):  # aten::atanh
     _def['aten'].define('atanh(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('atanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('atanh', wrapper_CPU_atanh, debug=_SITE + '6590')
-    _lib['aten:CPU'].impl('atanh.out', wrapper_CPU_atanh_out, debug=_SITE + '6591')
-    _lib['aten:Meta'].impl('atanh', wrapper_Meta_atanh, debug=_SITE + '6592')
-    _lib['aten:Meta'].impl('atanh.out', wrapper_Meta_atanh_out, debug=_SITE + '6593')
+    _lib['aten:CPU'].impl('atanh', wrapper_CPU_atanh, debug=_SITE + '6680')
+    _lib['aten:CPU'].impl('atanh.out', wrapper_CPU_atanh_out, debug=_SITE + '6681')
+    _lib['aten:Meta'].impl('atanh', wrapper_Meta_atanh, debug=_SITE + '6682')
+    _lib['aten:Meta'].impl('atanh.out', wrapper_Meta_atanh_out, debug=_SITE + '6683')
 
 
 def _op76(_def, _lib):  # aten::atanh_
     _def['aten'].define('atanh_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('atanh_', wrapper_CPU_atanh_, debug=_SITE + '6598')
-    _lib['aten:Meta'].impl('atanh_', wrapper_Meta_atanh_, debug=_SITE + '6599')
+    _lib['aten:CPU'].impl('atanh_', wrapper_CPU_atanh_, debug=_SITE + '6688')
+    _lib['aten:Meta'].impl('atanh_', wrapper_Meta_atanh_, debug=_SITE + '6689')
 
 
 def _op77(_def, _lib):  # aten::baddbmm
     _def['aten'].define('baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('baddbmm', wrapper_CPU_baddbmm, debug=_SITE + '6605')
-    _lib['aten:CPU'].impl('baddbmm.out', wrapper_CPU_baddbmm_out, debug=_SITE + '6606')
-    _lib['aten:Meta'].impl('baddbmm', wrapper_Meta_baddbmm, debug=_SITE + '6607')
-    _lib['aten:Meta'].impl('baddbmm.out', wrapper_Meta_baddbmm_out, debug=_SITE + '6608')
+    _lib['aten:CPU'].impl('baddbmm', wrapper_CPU_baddbmm, debug=_SITE + '6695')
+    _lib['aten:CPU'].impl('baddbmm.out', wrapper_CPU_baddbmm_out, debug=_SITE + '6696')
+    _lib['aten:Meta'].impl('baddbmm', wrapper_Meta_baddbmm, debug=_SITE + '6697')
+    _lib['aten:Meta'].impl('baddbmm.out', wrapper_Meta_baddbmm_out, debug=_SITE + '6698')
 
 
 def _op78(_def, _lib):  # aten::baddbmm_
     _def['aten'].define('baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('baddbmm_', wrapper_CPU_baddbmm_, debug=_SITE + '6613')
-    _lib['aten:Meta'].impl('baddbmm_', wrapper_Meta_baddbmm_, debug=_SITE + '6614')
+    _lib['aten:CPU'].impl('baddbmm_', wrapper_CPU_baddbmm_, debug=_SITE + '6703')
+    _lib['aten:Meta'].impl('baddbmm_', wrapper_Meta_baddbmm_, debug=_SITE + '6704')
 
 
 def _op79(_def, _lib):  # aten::bitwise_and
@@ -6621,22 +6711,22 @@ def _op79(_def, _lib):  # aten::bitwise_and
     _def['aten'].define('bitwise_and.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_and.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_and.Tensor', wrapper_CPU_bitwise_and_Tensor, debug=_SITE + '6624')
-    _lib['aten:CPU'].impl('bitwise_and.Tensor_out', wrapper_CPU_bitwise_and_Tensor_out, debug=_SITE + '6625')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar', _k_CompositeExplicitAutograd_bitwise_and_Scalar, debug=_SITE + '6626')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar_Tensor', _k_CompositeExplicitAutograd_bitwise_and_Scalar_Tensor, debug=_SITE + '6627')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar_Tensor_out', generated_bitwise_and_Scalar_Tensor_out, debug=_SITE + '6628')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar_out', _k_CompositeExplicitAutograd_bitwise_and_Scalar_out, debug=_SITE + '6629')
-    _lib['aten:Meta'].impl('bitwise_and.Tensor', wrapper_Meta_bitwise_and_Tensor, debug=_SITE + '6630')
-    _lib['aten:Meta'].impl('bitwise_and.Tensor_out', wrapper_Meta_bitwise_and_Tensor_out, debug=_SITE + '6631')
+    _lib['aten:CPU'].impl('bitwise_and.Tensor', wrapper_CPU_bitwise_and_Tensor, debug=_SITE + '6714')
+    _lib['aten:CPU'].impl('bitwise_and.Tensor_out', wrapper_CPU_bitwise_and_Tensor_out, debug=_SITE + '6715')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar', _k_CompositeExplicitAutograd_bitwise_and_Scalar, debug=_SITE + '6716')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar_Tensor', _k_CompositeExplicitAutograd_bitwise_and_Scalar_Tensor, debug=_SITE + '6717')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar_Tensor_out', generated_bitwise_and_Scalar_Tensor_out, debug=_SITE + '6718')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar_out', _k_CompositeExplicitAutograd_bitwise_and_Scalar_out, debug=_SITE + '6719')
+    _lib['aten:Meta'].impl('bitwise_and.Tensor', wrapper_Meta_bitwise_and_Tensor, debug=_SITE + '6720')
+    _lib['aten:Meta'].impl('bitwise_and.Tensor_out', wrapper_Meta_bitwise_and_Tensor_out, debug=_SITE + '6721')
 
 
 def _op80(_def, _lib):  # aten::bitwise_and_
     _def['aten'].define('bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_and_.Tensor', wrapper_CPU_bitwise_and__Tensor, debug=_SITE + '6637')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and_.Scalar', _k_CompositeExplicitAutograd_bitwise_and__Scalar, debug=_SITE + '6638')
-    _lib['aten:Meta'].impl('bitwise_and_.Tensor', wrapper_Meta_bitwise_and__Tensor, debug=_SITE + '6639')
+    _lib['aten:CPU'].impl('bitwise_and_.Tensor', wrapper_CPU_bitwise_and__Tensor, debug=_SITE + '6727')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and_.Scalar', _k_CompositeExplicitAutograd_bitwise_and__Scalar, debug=_SITE + '6728')
+    _lib['aten:Meta'].impl('bitwise_and_.Tensor', wrapper_Meta_bitwise_and__Tensor, debug=_SITE + '6729')
 
 
 def _op81(_def, _lib):  # aten::bitwise_left_shift
@@ -6646,37 +6736,37 @@ def _op81(_def, _lib):  # aten::bitwise_left_shift
     _def['aten'].define('bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_left_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_left_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_left_shift.Tensor', wrapper_CPU_bitwise_left_shift_Tensor, debug=_SITE + '6649')
-    _lib['aten:CPU'].impl('bitwise_left_shift.Tensor_out', wrapper_CPU_bitwise_left_shift_Tensor_out, debug=_SITE + '6650')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_left_shift.Scalar_Tensor', _k_CompositeExplicitAutograd_bitwise_left_shift_Scalar_Tensor, debug=_SITE + '6651')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_left_shift.Scalar_Tensor_out', generated_bitwise_left_shift_Scalar_Tensor_out, debug=_SITE + '6652')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_left_shift.Tensor_Scalar', _k_CompositeExplicitAutograd_bitwise_left_shift_Tensor_Scalar, debug=_SITE + '6653')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_left_shift.Tensor_Scalar_out', _k_CompositeExplicitAutograd_bitwise_left_shift_Tensor_Scalar_out, debug=_SITE + '6654')
-    _lib['aten:Meta'].impl('bitwise_left_shift.Tensor', wrapper_Meta_bitwise_left_shift_Tensor, debug=_SITE + '6655')
-    _lib['aten:Meta'].impl('bitwise_left_shift.Tensor_out', wrapper_Meta_bitwise_left_shift_Tensor_out, debug=_SITE + '6656')
+    _lib['aten:CPU'].impl('bitwise_left_shift.Tensor', wrapper_CPU_bitwise_left_shift_Tensor, debug=_SITE + '6739')
+    _lib['aten:CPU'].impl('bitwise_left_shift.Tensor_out', wrapper_CPU_bitwise_left_shift_Tensor_out, debug=_SITE + '6740')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_left_shift.Scalar_Tensor', _k_CompositeExplicitAutograd_bitwise_left_shift_Scalar_Tensor, debug=_SITE + '6741')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_left_shift.Scalar_Tensor_out', generated_bitwise_left_shift_Scalar_Tensor_out, debug=_SITE + '6742')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_left_shift.Tensor_Scalar', _k_CompositeExplicitAutograd_bitwise_left_shift_Tensor_Scalar, debug=_SITE + '6743')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_left_shift.Tensor_Scalar_out', _k_CompositeExplicitAutograd_bitwise_left_shift_Tensor_Scalar_out, debug=_SITE + '6744')
+    _lib['aten:Meta'].impl('bitwise_left_shift.Tensor', wrapper_Meta_bitwise_left_shift_Tensor, debug=_SITE + '6745')
+    _lib['aten:Meta'].impl('bitwise_left_shift.Tensor_out', wrapper_Meta_bitwise_left_shift_Tensor_out, debug=_SITE + '6746')
 
 
 def _op82(_def, _lib):  # aten::bitwise_left_shift_
     _def['aten'].define('bitwise_left_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_left_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_left_shift_.Tensor', wrapper_CPU_bitwise_left_shift__Tensor, debug=_SITE + '6662')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_left_shift_.Tensor_Scalar', _k_CompositeExplicitAutograd_bitwise_left_shift__Tensor_Scalar, debug=_SITE + '6663')
-    _lib['aten:Meta'].impl('bitwise_left_shift_.Tensor', wrapper_Meta_bitwise_left_shift__Tensor, debug=_SITE + '6664')
+    _lib['aten:CPU'].impl('bitwise_left_shift_.Tensor', wrapper_CPU_bitwise_left_shift__Tensor, debug=_SITE + '6752')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_left_shift_.Tensor_Scalar', _k_CompositeExplicitAutograd_bitwise_left_shift__Tensor_Scalar, debug=_SITE + '6753')
+    _lib['aten:Meta'].impl('bitwise_left_shift_.Tensor', wrapper_Meta_bitwise_left_shift__Tensor, debug=_SITE + '6754')
 
 
 def _op83(_def, _lib):  # aten::bitwise_not
     _def['aten'].define('bitwise_not(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_not', wrapper_CPU_bitwise_not, debug=_SITE + '6670')
-    _lib['aten:CPU'].impl('bitwise_not.out', wrapper_CPU_bitwise_not_out, debug=_SITE + '6671')
-    _lib['aten:Meta'].impl('bitwise_not', wrapper_Meta_bitwise_not, debug=_SITE + '6672')
-    _lib['aten:Meta'].impl('bitwise_not.out', wrapper_Meta_bitwise_not_out, debug=_SITE + '6673')
+    _lib['aten:CPU'].impl('bitwise_not', wrapper_CPU_bitwise_not, debug=_SITE + '6760')
+    _lib['aten:CPU'].impl('bitwise_not.out', wrapper_CPU_bitwise_not_out, debug=_SITE + '6761')
+    _lib['aten:Meta'].impl('bitwise_not', wrapper_Meta_bitwise_not, debug=_SITE + '6762')
+    _lib['aten:Meta'].impl('bitwise_not.out', wrapper_Meta_bitwise_not_out, debug=_SITE + '6763')
 
 
 def _op84(_def, _lib):  # aten::bitwise_not_
     _def['aten'].define('bitwise_not_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_not_', wrapper_CPU_bitwise_not_, debug=_SITE + '6678')
-    _lib['aten:Meta'].impl('bitwise_not_', wrapper_Meta_bitwise_not_, debug=_SITE + '6679')
+    _lib['aten:CPU'].impl('bitwise_not_', wrapper_CPU_bitwise_not_, debug=_SITE + '6768')
+    _lib['aten:Meta'].impl('bitwise_not_', wrapper_Meta_bitwise_not_, debug=_SITE + '6769')
 
 
 def _op85(_def, _lib):  # aten::bitwise_or
@@ -6686,22 +6776,22 @@ def _op85(_def, _lib):  # aten::bitwise_or
     _def['aten'].define('bitwise_or.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_or.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_or.Tensor', wrapper_CPU_bitwise_or_Tensor, debug=_SITE + '6689')
-    _lib['aten:CPU'].impl('bitwise_or.Tensor_out', wrapper_CPU_bitwise_or_Tensor_out, debug=_SITE + '6690')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar', _k_CompositeExplicitAutograd_bitwise_or_Scalar, debug=_SITE + '6691')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar_Tensor', _k_CompositeExplicitAutograd_bitwise_or_Scalar_Tensor, debug=_SITE + '6692')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar_Tensor_out', generated_bitwise_or_Scalar_Tensor_out, debug=_SITE + '6693')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar_out', _k_CompositeExplicitAutograd_bitwise_or_Scalar_out, debug=_SITE + '6694')
-    _lib['aten:Meta'].impl('bitwise_or.Tensor', wrapper_Meta_bitwise_or_Tensor, debug=_SITE + '6695')
-    _lib['aten:Meta'].impl('bitwise_or.Tensor_out', wrapper_Meta_bitwise_or_Tensor_out, debug=_SITE + '6696')
+    _lib['aten:CPU'].impl('bitwise_or.Tensor', wrapper_CPU_bitwise_or_Tensor, debug=_SITE + '6779')
+    _lib['aten:CPU'].impl('bitwise_or.Tensor_out', wrapper_CPU_bitwise_or_Tensor_out, debug=_SITE + '6780')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar', _k_CompositeExplicitAutograd_bitwise_or_Scalar, debug=_SITE + '6781')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar_Tensor', _k_CompositeExplicitAutograd_bitwise_or_Scalar_Tensor, debug=_SITE + '6782')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar_Tensor_out', generated_bitwise_or_Scalar_Tensor_out, debug=_SITE + '6783')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar_out', _k_CompositeExplicitAutograd_bitwise_or_Scalar_out, debug=_SITE + '6784')
+    _lib['aten:Meta'].impl('bitwise_or.Tensor', wrapper_Meta_bitwise_or_Tensor, debug=_SITE + '6785')
+    _lib['aten:Meta'].impl('bitwise_or.Tensor_out', wrapper_Meta_bitwise_or_Tensor_out, debug=_SITE + '6786')
 
 
 def _op86(_def, _lib):  # aten::bitwise_or_
     _def['aten'].define('bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_or_.Tensor', wrapper_CPU_bitwise_or__Tensor, debug=_SITE + '6702')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or_.Scalar', _k_CompositeExplicitAutograd_bitwise_or__Scalar, debug=_SITE + '6703')
-    _lib['aten:Meta'].impl('bitwise_or_.Tensor', wrapper_Meta_bitwise_or__Tensor, debug=_SITE + '6704')
+    _lib['aten:CPU'].impl('bitwise_or_.Tensor', wrapper_CPU_bitwise_or__Tensor, debug=_SITE + '6792')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or_.Scalar', _k_CompositeExplicitAutograd_bitwise_or__Scalar, debug=_SITE + '6793')
+    _lib['aten:Meta'].impl('bitwise_or_.Tensor', wrapper_Meta_bitwise_or__Tensor, debug=_SITE + '6794')
 
 
 def _op87(_def, _lib):  # aten::bitwise_right_shift
@@ -6711,22 +6801,22 @@ def _op87(_def, _lib):  # aten::bitwise_right_shift
     _def['aten'].define('bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_right_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_right_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_right_shift.Tensor', wrapper_CPU_bitwise_right_shift_Tensor, debug=_SITE + '6714')
-    _lib['aten:CPU'].impl('bitwise_right_shift.Tensor_out', wrapper_CPU_bitwise_right_shift_Tensor_out, debug=_SITE + '6715')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_right_shift.Scalar_Tensor', _k_CompositeExplicitAutograd_bitwise_right_shift_Scalar_Tensor, debug=_SITE + '6716')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_right_shift.Scalar_Tensor_out', generated_bitwise_right_shift_Scalar_Tensor_out, debug=_SITE + '6717')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_right_shift.Tensor_Scalar', _k_CompositeExplicitAutograd_bitwise_right_shift_Tensor_Scalar, debug=_SITE + '6718')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_right_shift.Tensor_Scalar_out', _k_CompositeExplicitAutograd_bitwise_right_shift_Tensor_Scalar_out, debug=_SITE + '6719')
-    _lib['aten:Meta'].impl('bitwise_right_shift.Tensor', wrapper_Meta_bitwise_right_shift_Tensor, debug=_SITE + '6720')
-    _lib['aten:Meta'].impl('bitwise_right_shift.Tensor_out', wrapper_Meta_bitwise_right_shift_Tensor_out, debug=_SITE + '6721')
+    _lib['aten:CPU'].impl('bitwise_right_shift.Tensor', wrapper_CPU_bitwise_right_shift_Tensor, debug=_SITE + '6804')
+    _lib['aten:CPU'].impl('bitwise_right_shift.Tensor_out', wrapper_CPU_bitwise_right_shift_Tensor_out, debug=_SITE + '6805')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_right_shift.Scalar_Tensor', _k_CompositeExplicitAutograd_bitwise_right_shift_Scalar_Tensor, debug=_SITE + '6806')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_right_shift.Scalar_Tensor_out', generated_bitwise_right_shift_Scalar_Tensor_out, debug=_SITE + '6807')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_right_shift.Tensor_Scalar', _k_CompositeExplicitAutograd_bitwise_right_shift_Tensor_Scalar, debug=_SITE + '6808')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_right_shift.Tensor_Scalar_out', _k_CompositeExplicitAutograd_bitwise_right_shift_Tensor_Scalar_out, debug=_SITE + '6809')
+    _lib['aten:Meta'].impl('bitwise_right_shift.Tensor', wrapper_Meta_bitwise_right_shift_Tensor, debug=_SITE + '6810')
+    _lib['aten:Meta'].impl('bitwise_right_shift.Tensor_out', wrapper_Meta_bitwise_right_shift_Tensor_out, debug=_SITE + '6811')
 
 
 def _op88(_def, _lib):  # aten::bitwise_right_shift_
     _def['aten'].define('bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_right_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_right_shift_.Tensor', wrapper_CPU_bitwise_right_shift__Tensor, debug=_SITE + '6727')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_right_shift_.Tensor_Scalar', _k_CompositeExplicitAutograd_bitwise_right_shift__Tensor_Scalar, debug=_SITE + '6728')
-    _lib['aten:Meta'].impl('bitwise_right_shift_.Tensor', wrapper_Meta_bitwise_right_shift__Tensor, debug=_SITE + '6729')
+    _lib['aten:CPU'].impl('bitwise_right_shift_.Tensor', wrapper_CPU_bitwise_right_shift__Tensor, debug=_SITE + '6817')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_right_shift_.Tensor_Scalar', _k_CompositeExplicitAutograd_bitwise_right_shift__Tensor_Scalar, debug=_SITE + '6818')
+    _lib['aten:Meta'].impl('bitwise_right_shift_.Tensor', wrapper_Meta_bitwise_right_shift__Tensor, debug=_SITE + '6819')
 
 
 def _op89(_def, _lib):  # aten::bitwise_xor
@@ -6736,65 +6826,65 @@ def _op89(_def, _lib):  # aten::bitwise_xor
     _def['aten'].define('bitwise_xor.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_xor.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_xor.Tensor', wrapper_CPU_bitwise_xor_Tensor, debug=_SITE + '6739')
-    _lib['aten:CPU'].impl('bitwise_xor.Tensor_out', wrapper_CPU_bitwise_xor_Tensor_out, debug=_SITE + '6740')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar', _k_CompositeExplicitAutograd_bitwise_xor_Scalar, debug=_SITE + '6741')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar_Tensor', _k_CompositeExplicitAutograd_bitwise_xor_Scalar_Tensor, debug=_SITE + '6742')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar_Tensor_out', generated_bitwise_xor_Scalar_Tensor_out, debug=_SITE + '6743')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar_out', _k_CompositeExplicitAutograd_bitwise_xor_Scalar_out, debug=_SITE + '6744')
-    _lib['aten:Meta'].impl('bitwise_xor.Tensor', wrapper_Meta_bitwise_xor_Tensor, debug=_SITE + '6745')
-    _lib['aten:Meta'].impl('bitwise_xor.Tensor_out', wrapper_Meta_bitwise_xor_Tensor_out, debug=_SITE + '6746')
+    _lib['aten:CPU'].impl('bitwise_xor.Tensor', wrapper_CPU_bitwise_xor_Tensor, debug=_SITE + '6829')
+    _lib['aten:CPU'].impl('bitwise_xor.Tensor_out', wrapper_CPU_bitwise_xor_Tensor_out, debug=_SITE + '6830')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar', _k_CompositeExplicitAutograd_bitwise_xor_Scalar, debug=_SITE + '6831')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar_Tensor', _k_CompositeExplicitAutograd_bitwise_xor_Scalar_Tensor, debug=_SITE + '6832')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar_Tensor_out', generated_bitwise_xor_Scalar_Tensor_out, debug=_SITE + '6833')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar_out', _k_CompositeExplicitAutograd_bitwise_xor_Scalar_out, debug=_SITE + '6834')
+    _lib['aten:Meta'].impl('bitwise_xor.Tensor', wrapper_Meta_bitwise_xor_Tensor, debug=_SITE + '6835')
+    _lib['aten:Meta'].impl('bitwise_xor.Tensor_out', wrapper_Meta_bitwise_xor_Tensor_out, debug=_SITE + '6836')
 
 
 def _op90(_def, _lib):  # aten::bitwise_xor_
     _def['aten'].define('bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_xor_.Tensor', wrapper_CPU_bitwise_xor__Tensor, debug=_SITE + '6752')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor_.Scalar', _k_CompositeExplicitAutograd_bitwise_xor__Scalar, debug=_SITE + '6753')
-    _lib['aten:Meta'].impl('bitwise_xor_.Tensor', wrapper_Meta_bitwise_xor__Tensor, debug=_SITE + '6754')
+    _lib['aten:CPU'].impl('bitwise_xor_.Tensor', wrapper_CPU_bitwise_xor__Tensor, debug=_SITE + '6842')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor_.Scalar', _k_CompositeExplicitAutograd_bitwise_xor__Scalar, debug=_SITE + '6843')
+    _lib['aten:Meta'].impl('bitwise_xor_.Tensor', wrapper_Meta_bitwise_xor__Tensor, debug=_SITE + '6844')
 
 
 def _op91(_def, _lib):  # aten::bmm
     _def['aten'].define('bmm(Tensor self, Tensor mat2) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bmm', wrapper_CPU_bmm, debug=_SITE + '6760')
-    _lib['aten:CPU'].impl('bmm.out', wrapper_CPU_bmm_out, debug=_SITE + '6761')
-    _lib['aten:Meta'].impl('bmm', wrapper_Meta_bmm, debug=_SITE + '6762')
-    _lib['aten:Meta'].impl('bmm.out', wrapper_Meta_bmm_out, debug=_SITE + '6763')
+    _lib['aten:CPU'].impl('bmm', wrapper_CPU_bmm, debug=_SITE + '6850')
+    _lib['aten:CPU'].impl('bmm.out', wrapper_CPU_bmm_out, debug=_SITE + '6851')
+    _lib['aten:Meta'].impl('bmm', wrapper_Meta_bmm, debug=_SITE + '6852')
+    _lib['aten:Meta'].impl('bmm.out', wrapper_Meta_bmm_out, debug=_SITE + '6853')
 
 
 def _op92(_def, _lib):  # aten::broadcast_to
     _def['aten'].define('broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('broadcast_to', _k_CompositeImplicitAutograd_broadcast_to, debug=_SITE + '6768')
+    _lib['aten:CompositeImplicitAutograd'].impl('broadcast_to', _k_CompositeImplicitAutograd_broadcast_to, debug=_SITE + '6858')
 
 
 def _op93(_def, _lib):  # aten::cat
     _def['aten'].define('cat(Tensor[] tensors, int dim=0) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('cat', wrapper_CPU_cat, debug=_SITE + '6774')
-    _lib['aten:CPU'].impl('cat.out', wrapper_CPU_cat_out, debug=_SITE + '6775')
-    _lib['aten:Meta'].impl('cat', wrapper_Meta_cat, debug=_SITE + '6776')
-    _lib['aten:Meta'].impl('cat.out', wrapper_Meta_cat_out, debug=_SITE + '6777')
+    _lib['aten:CPU'].impl('cat', wrapper_CPU_cat, debug=_SITE + '6864')
+    _lib['aten:CPU'].impl('cat.out', wrapper_CPU_cat_out, debug=_SITE + '6865')
+    _lib['aten:Meta'].impl('cat', wrapper_Meta_cat, debug=_SITE + '6866')
+    _lib['aten:Meta'].impl('cat.out', wrapper_Meta_cat_out, debug=_SITE + '6867')
 
 
 def _op94(_def, _lib):  # aten::ceil
     _def['aten'].define('ceil(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('ceil', wrapper_CPU_ceil, debug=_SITE + '6783')
-    _lib['aten:CPU'].impl('ceil.out', wrapper_CPU_ceil_out, debug=_SITE + '6784')
-    _lib['aten:Meta'].impl('ceil', wrapper_Meta_ceil, debug=_SITE + '6785')
-    _lib['aten:Meta'].impl('ceil.out', wrapper_Meta_ceil_out, debug=_SITE + '6786')
+    _lib['aten:CPU'].impl('ceil', wrapper_CPU_ceil, debug=_SITE + '6873')
+    _lib['aten:CPU'].impl('ceil.out', wrapper_CPU_ceil_out, debug=_SITE + '6874')
+    _lib['aten:Meta'].impl('ceil', wrapper_Meta_ceil, debug=_SITE + '6875')
+    _lib['aten:Meta'].impl('ceil.out', wrapper_Meta_ceil_out, debug=_SITE + '6876')
 
 
 def _op95(_def, _lib):  # aten::ceil_
     _def['aten'].define('ceil_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('ceil_', wrapper_CPU_ceil_, debug=_SITE + '6791')
-    _lib['aten:Meta'].impl('ceil_', wrapper_Meta_ceil_, debug=_SITE + '6792')
+    _lib['aten:CPU'].impl('ceil_', wrapper_CPU_ceil_, debug=_SITE + '6881')
+    _lib['aten:Meta'].impl('ceil_', wrapper_Meta_ceil_, debug=_SITE + '6882')
 
 
 def _op96(_def, _lib):  # aten::chunk
     _def['aten'].define('chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('chunk', _k_CompositeImplicitAutograd_chunk, debug=_SITE + '6797')
+    _lib['aten:CompositeImplicitAutograd'].impl('chunk', _k_CompositeImplicitAutograd_chunk, debug=_SITE + '6887')
 
 
 def _op97(_def, _lib):  # aten::clamp
@@ -6802,23 +6892,23 @@ def _op97(_def, _lib):  # aten::clamp
     _def['aten'].define('clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('clamp', wrapper_CPU_clamp, debug=_SITE + '6805')
-    _lib['aten:CPU'].impl('clamp.Tensor', wrapper_CPU_clamp_Tensor, debug=_SITE + '6806')
-    _lib['aten:CPU'].impl('clamp.Tensor_out', wrapper_CPU_clamp_Tensor_out, debug=_SITE + '6807')
-    _lib['aten:CPU'].impl('clamp.out', wrapper_CPU_clamp_out, debug=_SITE + '6808')
-    _lib['aten:Meta'].impl('clamp', wrapper_Meta_clamp, debug=_SITE + '6809')
-    _lib['aten:Meta'].impl('clamp.Tensor', wrapper_Meta_clamp_Tensor, debug=_SITE + '6810')
-    _lib['aten:Meta'].impl('clamp.Tensor_out', wrapper_Meta_clamp_Tensor_out, debug=_SITE + '6811')
-    _lib['aten:Meta'].impl('clamp.out', wrapper_Meta_clamp_out, debug=_SITE + '6812')
+    _lib['aten:CPU'].impl('clamp', wrapper_CPU_clamp, debug=_SITE + '6895')
+    _lib['aten:CPU'].impl('clamp.Tensor', wrapper_CPU_clamp_Tensor, debug=_SITE + '6896')
+    _lib['aten:CPU'].impl('clamp.Tensor_out', wrapper_CPU_clamp_Tensor_out, debug=_SITE + '6897')
+    _lib['aten:CPU'].impl('clamp.out', wrapper_CPU_clamp_out, debug=_SITE + '6898')
+    _lib['aten:Meta'].impl('clamp', wrapper_Meta_clamp, debug=_SITE + '6899')
+    _lib['aten:Meta'].impl('clamp.Tensor', wrapper_Meta_clamp_Tensor, debug=_SITE + '6900')
+    _lib['aten:Meta'].impl('clamp.Tensor_out', wrapper_Meta_clamp_Tensor_out, debug=_SITE + '6901')
+    _lib['aten:Meta'].impl('clamp.out', wrapper_Meta_clamp_out, debug=_SITE + '6902')
 
 
 def _op98(_def, _lib):  # aten::clamp_
     _def['aten'].define('clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('clamp_', wrapper_CPU_clamp_, debug=_SITE + '6818')
-    _lib['aten:CPU'].impl('clamp_.Tensor', wrapper_CPU_clamp__Tensor, debug=_SITE + '6819')
-    _lib['aten:Meta'].impl('clamp_', wrapper_Meta_clamp_, debug=_SITE + '6820')
-    _lib['aten:Meta'].impl('clamp_.Tensor', wrapper_Meta_clamp__Tensor, debug=_SITE + '6821')
+    _lib['aten:CPU'].impl('clamp_', wrapper_CPU_clamp_, debug=_SITE + '6908')
+    _lib['aten:CPU'].impl('clamp_.Tensor', wrapper_CPU_clamp__Tensor, debug=_SITE + '6909')
+    _lib['aten:Meta'].impl('clamp_', wrapper_Meta_clamp_, debug=_SITE + '6910')
+    _lib['aten:Meta'].impl('clamp_.Tensor', wrapper_Meta_clamp__Tensor, debug=_SITE + '6911')
 
 
 def _op99(_def, _lib):  # aten::clamp_max
@@ -6826,23 +6916,23 @@ def _op99(_def, _lib):  # aten::clamp_max
     _def['aten'].define('clamp_max.Tensor(Tensor self, Tensor max) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clamp_max.Tensor_out(Tensor self, Tensor max, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clamp_max.out(Tensor self, Scalar max, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('clamp_max', wrapper_CPU_clamp_max, debug=_SITE + '6829')
-    _lib['aten:CPU'].impl('clamp_max.Tensor', wrapper_CPU_clamp_max_Tensor, debug=_SITE + '6830')
-    _lib['aten:CPU'].impl('clamp_max.Tensor_out', wrapper_CPU_clamp_max_Tensor_out, debug=_SITE + '6831')
-    _lib['aten:CPU'].impl('clamp_max.out', wrapper_CPU_clamp_max_out, debug=_SITE + '6832')
-    _lib['aten:Meta'].impl('clamp_max', wrapper_Meta_clamp_max, debug=_SITE + '6833')
-    _lib['aten:Meta'].impl('clamp_max.Tensor', wrapper_Meta_clamp_max_Tensor, debug=_SITE + '6834')
-    _lib['aten:Meta'].impl('clamp_max.Tensor_out', wrapper_Meta_clamp_max_Tensor_out, debug=_SITE + '6835')
-    _lib['aten:Meta'].impl('clamp_max.out', wrapper_Meta_clamp_max_out, debug=_SITE + '6836')
+    _lib['aten:CPU'].impl('clamp_max', wrapper_CPU_clamp_max, debug=_SITE + '6919')
+    _lib['aten:CPU'].impl('clamp_max.Tensor', wrapper_CPU_clamp_max_Tensor, debug=_SITE + '6920')
+    _lib['aten:CPU'].impl('clamp_max.Tensor_out', wrapper_CPU_clamp_max_Tensor_out, debug=_SITE + '6921')
+    _lib['aten:CPU'].impl('clamp_max.out', wrapper_CPU_clamp_max_out, debug=_SITE + '6922')
+    _lib['aten:Meta'].impl('clamp_max', wrapper_Meta_clamp_max, debug=_SITE + '6923')
+    _lib['aten:Meta'].impl('clamp_max.Tensor', wrapper_Meta_clamp_max_Tensor, debug=_SITE + '6924')
+    _lib['aten:Meta'].impl('clamp_max.Tensor_out', wrapper_Meta_clamp_max_Tensor_out, debug=_SITE + '6925')
+    _lib['aten:Meta'].impl('clamp_max.out', wrapper_Meta_clamp_max_out, debug=_SITE + '6926')
 
 
 def _op100(_def, _lib):  # aten::clamp_max_
     _def['aten'].define('clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('clamp_max_', wrapper_CPU_clamp_max_, debug=_SITE + '6842')
-    _lib['aten:CPU'].impl('clamp_max_.Tensor', wrapper_CPU_clamp_max__Tensor, debug=_SITE + '6843')
-    _lib['aten:Meta'].impl('clamp_max_', wrapper_Meta_clamp_max_, debug=_SITE + '6844')
-    _lib['aten:Meta'].impl('clamp_max_.Tensor', wrapper_Meta_clamp_max__Tensor, debug=_SITE + '6845')
+    _lib['aten:CPU'].impl('clamp_max_', wrapper_CPU_clamp_max_, debug=_SITE + '6932')
+    _lib['aten:CPU'].impl('clamp_max_.Tensor', wrapper_CPU_clamp_max__Tensor, debug=_SITE + '6933')
+    _lib['aten:Meta'].impl('clamp_max_', wrapper_Meta_clamp_max_, debug=_SITE + '6934')
+    _lib['aten:Meta'].impl('clamp_max_.Tensor', wrapper_Meta_clamp_max__Tensor, debug=_SITE + '6935')
 
 
 def _op101(_def, _lib):  # aten::clamp_min
@@ -6850,23 +6940,23 @@ def _op101(_def, _lib):  # aten::clamp_min
     _def['aten'].define('clamp_min.Tensor(Tensor self, Tensor min) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clamp_min.Tensor_out(Tensor self, Tensor min, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clamp_min.out(Tensor self, Scalar min, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('clamp_min', wrapper_CPU_clamp_min, debug=_SITE + '6853')
-    _lib['aten:CPU'].impl('clamp_min.Tensor', wrapper_CPU_clamp_min_Tensor, debug=_SITE + '6854')
-    _lib['aten:CPU'].impl('clamp_min.Tensor_out', wrapper_CPU_clamp_min_Tensor_out, debug=_SITE + '6855')
-    _lib['aten:CPU'].impl('clamp_min.out', wrapper_CPU_clamp_min_out, debug=_SITE + '6856')
-    _lib['aten:Meta'].impl('clamp_min', wrapper_Meta_clamp_min, debug=_SITE + '6857')
-    _lib['aten:Meta'].impl('clamp_min.Tensor', wrapper_Meta_clamp_min_Tensor, debug=_SITE + '6858')
-    _lib['aten:Meta'].impl('clamp_min.Tensor_out', wrapper_Meta_clamp_min_Tensor_out, debug=_SITE + '6859')
-    _lib['aten:Meta'].impl('clamp_min.out', wrapper_Meta_clamp_min_out, debug=_SITE + '6860')
+    _lib['aten:CPU'].impl('clamp_min', wrapper_CPU_clamp_min, debug=_SITE + '6943')
+    _lib['aten:CPU'].impl('clamp_min.Tensor', wrapper_CPU_clamp_min_Tensor, debug=_SITE + '6944')
+    _lib['aten:CPU'].impl('clamp_min.Tensor_out', wrapper_CPU_clamp_min_Tensor_out, debug=_SITE + '6945')
+    _lib['aten:CPU'].impl('clamp_min.out', wrapper_CPU_clamp_min_out, debug=_SITE + '6946')
+    _lib['aten:Meta'].impl('clamp_min', wrapper_Meta_clamp_min, debug=_SITE + '6947')
+    _lib['aten:Meta'].impl('clamp_min.Tensor', wrapper_Meta_clamp_min_Tensor, debug=_SITE + '6948')
+    _lib['aten:Meta'].impl('clamp_min.Tensor_out', wrapper_Meta_clamp_min_Tensor_out, debug=_SITE + '6949')
+    _lib['aten:Meta'].impl('clamp_min.out', wrapper_Meta_clamp_min_out, debug=_SITE + '6950')
 
 
 def _op102(_def, _lib):  # aten::clamp_min_
     _def['aten'].define('clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('clamp_min_', wrapper_CPU_clamp_min_, debug=_SITE + '6866')
-    _lib['aten:CPU'].impl('clamp_min_.Tensor', wrapper_CPU_clamp_min__Tensor, debug=_SITE + '6867')
-    _lib['aten:Meta'].impl('clamp_min_', wrapper_Meta_clamp_min_, debug=_SITE + '6868')
-    _lib['aten:Meta'].impl('clamp_min_.Tensor', wrapper_Meta_clamp_min__Tensor, debug=_SITE + '6869')
+    _lib['aten:CPU'].impl('clamp_min_', wrapper_CPU_clamp_min_, debug=_SITE + '6956')
+    _lib['aten:CPU'].impl('clamp_min_.Tensor', wrapper_CPU_clamp_min__Tensor, debug=_SITE + '6957')
+    _lib['aten:Meta'].impl('clamp_min_', wrapper_Meta_clamp_min_, debug=_SITE + '6958')
+    _lib['aten:Meta'].impl('clamp_min_.Tensor', wrapper_Meta_clamp_min__Tensor, debug=_SITE + '6959')
 
 
 def _op103(_def, _lib):  # aten::clip
@@ -6874,112 +6964,112 @@ def _op103(_def, _lib):  # aten::clip
     _def['aten'].define('clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clip.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('clip.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('clip', _k_CompositeImplicitAutograd_clip, debug=_SITE + '6877')
-    _lib['aten:CompositeImplicitAutograd'].impl('clip.Tensor', _k_CompositeImplicitAutograd_clip_Tensor, debug=_SITE + '6878')
-    _lib['aten:CompositeImplicitAutograd'].impl('clip.Tensor_out', _k_CompositeImplicitAutograd_clip_Tensor_out, debug=_SITE + '6879')
-    _lib['aten:CompositeImplicitAutograd'].impl('clip.out', _k_CompositeImplicitAutograd_clip_out, debug=_SITE + '6880')
+    _lib['aten:CompositeImplicitAutograd'].impl('clip', _k_CompositeImplicitAutograd_clip, debug=_SITE + '6967')
+    _lib['aten:CompositeImplicitAutograd'].impl('clip.Tensor', _k_CompositeImplicitAutograd_clip_Tensor, debug=_SITE + '6968')
+    _lib['aten:CompositeImplicitAutograd'].impl('clip.Tensor_out', _k_CompositeImplicitAutograd_clip_Tensor_out, debug=_SITE + '6969')
+    _lib['aten:CompositeImplicitAutograd'].impl('clip.out', _k_CompositeImplicitAutograd_clip_out, debug=_SITE + '6970')
 
 
 def _op104(_def, _lib):  # aten::clip_
     _def['aten'].define('clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clip_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('clip_', _k_CompositeImplicitAutograd_clip_, debug=_SITE + '6886')
-    _lib['aten:CompositeImplicitAutograd'].impl('clip_.Tensor', _k_CompositeImplicitAutograd_clip__Tensor, debug=_SITE + '6887')
+    _lib['aten:CompositeImplicitAutograd'].impl('clip_', _k_CompositeImplicitAutograd_clip_, debug=_SITE + '6976')
+    _lib['aten:CompositeImplicitAutograd'].impl('clip_.Tensor', _k_CompositeImplicitAutograd_clip__Tensor, debug=_SITE + '6977')
 
 
 def _op105(_def, _lib):  # aten::clone
     _def['aten'].define('clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clone.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('clone', _k_CompositeExplicitAutograd_clone, debug=_SITE + '6893')
-    _lib['aten:CompositeExplicitAutograd'].impl('clone.out', generated_clone_out, debug=_SITE + '6894')
+    _lib['aten:CompositeExplicitAutograd'].impl('clone', _k_CompositeExplicitAutograd_clone, debug=_SITE + '6983')
+    _lib['aten:CompositeExplicitAutograd'].impl('clone.out', generated_clone_out, debug=_SITE + '6984')
 
 
 def _op106(_def, _lib):  # aten::conj
     _def['aten'].define('conj(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('conj', _k_CompositeImplicitAutograd_conj, debug=_SITE + '6899')
+    _lib['aten:CompositeImplicitAutograd'].impl('conj', _k_CompositeImplicitAutograd_conj, debug=_SITE + '6989')
 
 
 def _op107(_def, _lib):  # aten::conj_physical
     _def['aten'].define('conj_physical(Tensor self) -> Tensor', tags=('maybe_aliasing_or_mutating', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('conj_physical.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('conj_physical.out', _k_CompositeExplicitAutograd_conj_physical_out, debug=_SITE + '6905')
-    _lib['aten:CompositeImplicitAutograd'].impl('conj_physical', _k_CompositeImplicitAutograd_conj_physical, debug=_SITE + '6906')
+    _lib['aten:CompositeExplicitAutograd'].impl('conj_physical.out', _k_CompositeExplicitAutograd_conj_physical_out, debug=_SITE + '6995')
+    _lib['aten:CompositeImplicitAutograd'].impl('conj_physical', _k_CompositeImplicitAutograd_conj_physical, debug=_SITE + '6996')
 
 
 def _op108(_def, _lib):  # aten::conj_physical_
     _def['aten'].define('conj_physical_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('conj_physical_', _k_CompositeExplicitAutograd_conj_physical_, debug=_SITE + '6911')
+    _lib['aten:CompositeExplicitAutograd'].impl('conj_physical_', _k_CompositeExplicitAutograd_conj_physical_, debug=_SITE + '7001')
 
 
 def _op109(_def, _lib):  # aten::contiguous
     _def['aten'].define('contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('contiguous', _k_CompositeImplicitAutograd_contiguous, debug=_SITE + '6916')
+    _lib['aten:CompositeImplicitAutograd'].impl('contiguous', _k_CompositeImplicitAutograd_contiguous, debug=_SITE + '7006')
 
 
 def _op110(_def, _lib):  # aten::conv1d
     _def['aten'].define('conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] dilation=1, SymInt groups=1) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, str padding="valid", SymInt[1] dilation=1, SymInt groups=1) -> Tensor', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('conv1d', _k_CompositeImplicitAutograd_conv1d, debug=_SITE + '6922')
-    _lib['aten:CompositeImplicitAutograd'].impl('conv1d.padding', _k_CompositeImplicitAutograd_conv1d_padding, debug=_SITE + '6923')
+    _lib['aten:CompositeImplicitAutograd'].impl('conv1d', _k_CompositeImplicitAutograd_conv1d, debug=_SITE + '7012')
+    _lib['aten:CompositeImplicitAutograd'].impl('conv1d.padding', _k_CompositeImplicitAutograd_conv1d_padding, debug=_SITE + '7013')
 
 
 def _op111(_def, _lib):  # aten::conv2d
     _def['aten'].define('conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, str padding="valid", SymInt[2] dilation=1, SymInt groups=1) -> Tensor', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('conv2d', _k_CompositeImplicitAutograd_conv2d, debug=_SITE + '6929')
-    _lib['aten:CompositeImplicitAutograd'].impl('conv2d.padding', _k_CompositeImplicitAutograd_conv2d_padding, debug=_SITE + '6930')
+    _lib['aten:CompositeImplicitAutograd'].impl('conv2d', _k_CompositeImplicitAutograd_conv2d, debug=_SITE + '7019')
+    _lib['aten:CompositeImplicitAutograd'].impl('conv2d.padding', _k_CompositeImplicitAutograd_conv2d_padding, debug=_SITE + '7020')
 
 
 def _op112(_def, _lib):  # aten::convolution
     _def['aten'].define('convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('convolution.out(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('convolution', _k_CPU_convolution, debug=_SITE + '6936')
-    _lib['aten:CompositeExplicitAutograd'].impl('convolution.out', generated_convolution_out, debug=_SITE + '6937')
-    _lib['aten:Meta'].impl('convolution', _k_Meta_convolution, debug=_SITE + '6938')
+    _lib['aten:CPU'].impl('convolution', _k_CPU_convolution, debug=_SITE + '7026')
+    _lib['aten:CompositeExplicitAutograd'].impl('convolution.out', generated_convolution_out, debug=_SITE + '7027')
+    _lib['aten:Meta'].impl('convolution', _k_Meta_convolution, debug=_SITE + '7028')
 
 
 def _op113(_def, _lib):  # aten::copy
     _def['aten'].define('copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('copy.out(Tensor self, Tensor src, bool non_blocking=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('copy.out', generated_copy_out, debug=_SITE + '6944')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('copy', _k_CompositeExplicitAutogradNonFunctional_copy, debug=_SITE + '6945')
-    _lib['aten:Meta'].impl('copy', _k_Meta_copy, debug=_SITE + '6946')
+    _lib['aten:CompositeExplicitAutograd'].impl('copy.out', generated_copy_out, debug=_SITE + '7034')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('copy', _k_CompositeExplicitAutogradNonFunctional_copy, debug=_SITE + '7035')
+    _lib['aten:Meta'].impl('copy', _k_Meta_copy, debug=_SITE + '7036')
 
 
 def _op114(_def, _lib):  # aten::copy_
     _def['aten'].define('copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('copy_', _k_CPU_copy_, debug=_SITE + '6951')
-    _lib['aten:Meta'].impl('copy_', _k_Meta_copy_, debug=_SITE + '6952')
+    _lib['aten:CPU'].impl('copy_', _k_CPU_copy_, debug=_SITE + '7041')
+    _lib['aten:Meta'].impl('copy_', _k_Meta_copy_, debug=_SITE + '7042')
 
 
 def _op115(_def, _lib):  # aten::cos
     _def['aten'].define('cos(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('cos', wrapper_CPU_cos, debug=_SITE + '6958')
-    _lib['aten:CPU'].impl('cos.out', wrapper_CPU_cos_out, debug=_SITE + '6959')
-    _lib['aten:Meta'].impl('cos', wrapper_Meta_cos, debug=_SITE + '6960')
-    _lib['aten:Meta'].impl('cos.out', wrapper_Meta_cos_out, debug=_SITE + '6961')
+    _lib['aten:CPU'].impl('cos', wrapper_CPU_cos, debug=_SITE + '7048')
+    _lib['aten:CPU'].impl('cos.out', wrapper_CPU_cos_out, debug=_SITE + '7049')
+    _lib['aten:Meta'].impl('cos', wrapper_Meta_cos, debug=_SITE + '7050')
+    _lib['aten:Meta'].impl('cos.out', wrapper_Meta_cos_out, debug=_SITE + '7051')
 
 
 def _op116(_def, _lib):  # aten::cos_
     _def['aten'].define('cos_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('cos_', wrapper_CPU_cos_, debug=_SITE + '6966')
-    _lib['aten:Meta'].impl('cos_', wrapper_Meta_cos_, debug=_SITE + '6967')
+    _lib['aten:CPU'].impl('cos_', wrapper_CPU_cos_, debug=_SITE + '7056')
+    _lib['aten:Meta'].impl('cos_', wrapper_Meta_cos_, debug=_SITE + '7057')
 
 
 def _op117(_def, _lib):  # aten::cosh
     _def['aten'].define('cosh(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('cosh', wrapper_CPU_cosh, debug=_SITE + '6973')
-    _lib['aten:CPU'].impl('cosh.out', wrapper_CPU_cosh_out, debug=_SITE + '6974')
-    _lib['aten:Meta'].impl('cosh', wrapper_Meta_cosh, debug=_SITE + '6975')
-    _lib['aten:Meta'].impl('cosh.out', wrapper_Meta_cosh_out, debug=_SITE + '6976')
+    _lib['aten:CPU'].impl('cosh', wrapper_CPU_cosh, debug=_SITE + '7063')
+    _lib['aten:CPU'].impl('cosh.out', wrapper_CPU_cosh_out, debug=_SITE + '7064')
+    _lib['aten:Meta'].impl('cosh', wrapper_Meta_cosh, debug=_SITE + '7065')
+    _lib['aten:Meta'].impl('cosh.out', wrapper_Meta_cosh_out, debug=_SITE + '7066')
 
 
 def _op118(_def, _lib):  # aten::cosh_
     _def['aten'].define('cosh_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('cosh_', wrapper_CPU_cosh_, debug=_SITE + '6981')
-    _lib['aten:Meta'].impl('cosh_', wrapper_Meta_cosh_, debug=_SITE + '6982')
+    _lib['aten:CPU'].impl('cosh_', wrapper_CPU_cosh_, debug=_SITE + '7071')
+    _lib['aten:Meta'].impl('cosh_', wrapper_Meta_cosh_, debug=_SITE + '7072')
 
 
 def _op119(_def, _lib):  # aten::count_nonzero
@@ -6987,93 +7077,105 @@ def _op119(_def, _lib):  # aten::count_nonzero
     _def['aten'].define('count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('count_nonzero.dim_IntList_out(Tensor self, int[] dim, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('count_nonzero.out(Tensor self, int? dim=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('count_nonzero', _k_CompositeExplicitAutograd_count_nonzero, debug=_SITE + '6990')
-    _lib['aten:CompositeExplicitAutograd'].impl('count_nonzero.dim_IntList', _k_CompositeExplicitAutograd_count_nonzero_dim_IntList, debug=_SITE + '6991')
-    _lib['aten:CompositeExplicitAutograd'].impl('count_nonzero.dim_IntList_out', generated_count_nonzero_dim_IntList_out, debug=_SITE + '6992')
-    _lib['aten:CompositeExplicitAutograd'].impl('count_nonzero.out', generated_count_nonzero_out, debug=_SITE + '6993')
+    _lib['aten:CompositeExplicitAutograd'].impl('count_nonzero', _k_CompositeExplicitAutograd_count_nonzero, debug=_SITE + '7080')
+    _lib['aten:CompositeExplicitAutograd'].impl('count_nonzero.dim_IntList', _k_CompositeExplicitAutograd_count_nonzero_dim_IntList, debug=_SITE + '7081')
+    _lib['aten:CompositeExplicitAutograd'].impl('count_nonzero.dim_IntList_out', generated_count_nonzero_dim_IntList_out, debug=_SITE + '7082')
+    _lib['aten:CompositeExplicitAutograd'].impl('count_nonzero.out', generated_count_nonzero_out, debug=_SITE + '7083')
 
 
 def _op120(_def, _lib):  # aten::cross_entropy_loss
     _def['aten'].define('cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('cross_entropy_loss', _k_CompositeImplicitAutograd_cross_entropy_loss, debug=_SITE + '6998')
+    _lib['aten:CompositeImplicitAutograd'].impl('cross_entropy_loss', _k_CompositeImplicitAutograd_cross_entropy_loss, debug=_SITE + '7088')
 
 
 def _op121(_def, _lib):  # aten::cumprod
     _def['aten'].define('cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('cumprod', wrapper_CPU_cumprod, debug=_SITE + '7004')
-    _lib['aten:CPU'].impl('cumprod.out', wrapper_CPU_cumprod_out, debug=_SITE + '7005')
-    _lib['aten:Meta'].impl('cumprod', wrapper_Meta_cumprod, debug=_SITE + '7006')
-    _lib['aten:Meta'].impl('cumprod.out', wrapper_Meta_cumprod_out, debug=_SITE + '7007')
+    _lib['aten:CPU'].impl('cumprod', wrapper_CPU_cumprod, debug=_SITE + '7094')
+    _lib['aten:CPU'].impl('cumprod.out', wrapper_CPU_cumprod_out, debug=_SITE + '7095')
+    _lib['aten:Meta'].impl('cumprod', wrapper_Meta_cumprod, debug=_SITE + '7096')
+    _lib['aten:Meta'].impl('cumprod.out', wrapper_Meta_cumprod_out, debug=_SITE + '7097')
 
 
 def _op122(_def, _lib):  # aten::cumprod_
     _def['aten'].define('cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('cumprod_', wrapper_CPU_cumprod_, debug=_SITE + '7012')
-    _lib['aten:Meta'].impl('cumprod_', wrapper_Meta_cumprod_, debug=_SITE + '7013')
+    _lib['aten:CPU'].impl('cumprod_', wrapper_CPU_cumprod_, debug=_SITE + '7102')
+    _lib['aten:Meta'].impl('cumprod_', wrapper_Meta_cumprod_, debug=_SITE + '7103')
 
 
 def _op123(_def, _lib):  # aten::cumsum
     _def['aten'].define('cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('cumsum', wrapper_CPU_cumsum, debug=_SITE + '7019')
-    _lib['aten:CPU'].impl('cumsum.out', wrapper_CPU_cumsum_out, debug=_SITE + '7020')
-    _lib['aten:Meta'].impl('cumsum', wrapper_Meta_cumsum, debug=_SITE + '7021')
-    _lib['aten:Meta'].impl('cumsum.out', wrapper_Meta_cumsum_out, debug=_SITE + '7022')
+    _lib['aten:CPU'].impl('cumsum', wrapper_CPU_cumsum, debug=_SITE + '7109')
+    _lib['aten:CPU'].impl('cumsum.out', wrapper_CPU_cumsum_out, debug=_SITE + '7110')
+    _lib['aten:Meta'].impl('cumsum', wrapper_Meta_cumsum, debug=_SITE + '7111')
+    _lib['aten:Meta'].impl('cumsum.out', wrapper_Meta_cumsum_out, debug=_SITE + '7112')
 
 
 def _op124(_def, _lib):  # aten::cumsum_
     _def['aten'].define('cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('cumsum_', wrapper_CPU_cumsum_, debug=_SITE + '7027')
-    _lib['aten:Meta'].impl('cumsum_', wrapper_Meta_cumsum_, debug=_SITE + '7028')
+    _lib['aten:CPU'].impl('cumsum_', wrapper_CPU_cumsum_, debug=_SITE + '7117')
+    _lib['aten:Meta'].impl('cumsum_', wrapper_Meta_cumsum_, debug=_SITE + '7118')
 
 
-def _op125(_def, _lib):  # aten::detach
+def _op125(_def, _lib):  # aten::deg2rad
+    _def['aten'].define('deg2rad(Tensor self) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('deg2rad.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _lib['aten:CompositeExplicitAutograd'].impl('deg2rad', _k_CompositeExplicitAutograd_deg2rad, debug=_SITE + '7124')
+    _lib['aten:CompositeExplicitAutograd'].impl('deg2rad.out', _k_CompositeExplicitAutograd_deg2rad_out, debug=_SITE + '7125')
+
+
+def _op126(_def, _lib):  # aten::deg2rad_
+    _def['aten'].define('deg2rad_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _lib['aten:CompositeExplicitAutograd'].impl('deg2rad_', _k_CompositeExplicitAutograd_deg2rad_, debug=_SITE + '7130')
+
+
+def _op127(_def, _lib):  # aten::detach
     _def['aten'].define('detach(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('detach', _k_CompositeExplicitAutograd_detach, debug=_SITE + '7033')
+    _lib['aten:CompositeExplicitAutograd'].impl('detach', _k_CompositeExplicitAutograd_detach, debug=_SITE + '7135')
 
 
-def _op126(_def, _lib):  # aten::detach_copy
+def _op128(_def, _lib):  # aten::detach_copy
     _def['aten'].define('detach_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('detach_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('detach_copy.out', generated_detach_copy_out, debug=_SITE + '7039')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('detach_copy', generated_detach_copy, debug=_SITE + '7040')
+    _lib['aten:CompositeExplicitAutograd'].impl('detach_copy.out', generated_detach_copy_out, debug=_SITE + '7141')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('detach_copy', generated_detach_copy, debug=_SITE + '7142')
 
 
-def _op127(_def, _lib):  # aten::diag
+def _op129(_def, _lib):  # aten::diag
     _def['aten'].define('diag(Tensor self, int diagonal=0) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('diag.out(Tensor self, int diagonal=0, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('diag', _k_CompositeImplicitAutograd_diag, debug=_SITE + '7046')
-    _lib['aten:CompositeImplicitAutograd'].impl('diag.out', _k_CompositeImplicitAutograd_diag_out, debug=_SITE + '7047')
+    _lib['aten:CompositeImplicitAutograd'].impl('diag', _k_CompositeImplicitAutograd_diag, debug=_SITE + '7148')
+    _lib['aten:CompositeImplicitAutograd'].impl('diag.out', _k_CompositeImplicitAutograd_diag_out, debug=_SITE + '7149')
 
 
-def _op128(_def, _lib):  # aten::diag_embed
+def _op130(_def, _lib):  # aten::diag_embed
     _def['aten'].define('diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('diag_embed.out(Tensor self, int offset=0, int dim1=-2, int dim2=-1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('diag_embed.out', generated_diag_embed_out, debug=_SITE + '7053')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('diag_embed', _k_CompositeExplicitAutogradNonFunctional_diag_embed, debug=_SITE + '7054')
+    _lib['aten:CompositeExplicitAutograd'].impl('diag_embed.out', generated_diag_embed_out, debug=_SITE + '7155')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('diag_embed', _k_CompositeExplicitAutogradNonFunctional_diag_embed, debug=_SITE + '7156')
 
 
-def _op129(_def, _lib):  # aten::diagonal
+def _op131(_def, _lib):  # aten::diagonal
     _def['aten'].define('diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('diagonal', _k_CompositeExplicitAutograd_diagonal, debug=_SITE + '7059')
+    _lib['aten:CompositeExplicitAutograd'].impl('diagonal', _k_CompositeExplicitAutograd_diagonal, debug=_SITE + '7161')
 
 
-def _op130(_def, _lib):  # aten::diagonal_copy
+def _op132(_def, _lib):  # aten::diagonal_copy
     _def['aten'].define('diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('diagonal_copy.out(Tensor self, int offset=0, int dim1=0, int dim2=1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('diagonal_copy.out', generated_diagonal_copy_out, debug=_SITE + '7065')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('diagonal_copy', generated_diagonal_copy, debug=_SITE + '7066')
+    _lib['aten:CompositeExplicitAutograd'].impl('diagonal_copy.out', generated_diagonal_copy_out, debug=_SITE + '7167')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('diagonal_copy', generated_diagonal_copy, debug=_SITE + '7168')
 
 
-def _op131(_def, _lib):  # aten::diagonal_scatter
+def _op133(_def, _lib):  # aten::diagonal_scatter
     _def['aten'].define('diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('diagonal_scatter.out(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('diagonal_scatter.out', generated_diagonal_scatter_out, debug=_SITE + '7072')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('diagonal_scatter', _k_CompositeExplicitAutogradNonFunctional_diagonal_scatter, debug=_SITE + '7073')
+    _lib['aten:CompositeExplicitAutograd'].impl('diagonal_scatter.out', generated_diagonal_scatter_out, debug=_SITE + '7174')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('diagonal_scatter', _k_CompositeExplicitAutogradNonFunctional_diagonal_scatter, debug=_SITE + '7175')
 
 
-def _op132(_def, _lib):  # aten::div
+def _op134(_def, _lib):  # aten::div
     _def['aten'].define('div.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('div.Scalar_mode_out(Tensor self, Scalar other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
@@ -7082,708 +7184,726 @@ def _op132(_def, _lib):  # aten::div
     _def['aten'].define('div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('div.Tensor', wrapper_CPU_div_Tensor, debug=_SITE + '7085')
-    _lib['aten:CPU'].impl('div.Tensor_mode', wrapper_CPU_div_Tensor_mode, debug=_SITE + '7086')
-    _lib['aten:CPU'].impl('div.out', wrapper_CPU_div_out, debug=_SITE + '7087')
-    _lib['aten:CPU'].impl('div.out_mode', wrapper_CPU_div_out_mode, debug=_SITE + '7088')
-    _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar', _k_CompositeExplicitAutograd_div_Scalar, debug=_SITE + '7089')
-    _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar_mode', _k_CompositeExplicitAutograd_div_Scalar_mode, debug=_SITE + '7090')
-    _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar_mode_out', generated_div_Scalar_mode_out, debug=_SITE + '7091')
-    _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar_out', generated_div_Scalar_out, debug=_SITE + '7092')
-    _lib['aten:Meta'].impl('div.Tensor', wrapper_Meta_div_Tensor, debug=_SITE + '7093')
-    _lib['aten:Meta'].impl('div.Tensor_mode', wrapper_Meta_div_Tensor_mode, debug=_SITE + '7094')
-    _lib['aten:Meta'].impl('div.out', wrapper_Meta_div_out, debug=_SITE + '7095')
-    _lib['aten:Meta'].impl('div.out_mode', wrapper_Meta_div_out_mode, debug=_SITE + '7096')
+    _lib['aten:CPU'].impl('div.Tensor', wrapper_CPU_div_Tensor, debug=_SITE + '7187')
+    _lib['aten:CPU'].impl('div.Tensor_mode', wrapper_CPU_div_Tensor_mode, debug=_SITE + '7188')
+    _lib['aten:CPU'].impl('div.out', wrapper_CPU_div_out, debug=_SITE + '7189')
+    _lib['aten:CPU'].impl('div.out_mode', wrapper_CPU_div_out_mode, debug=_SITE + '7190')
+    _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar', _k_CompositeExplicitAutograd_div_Scalar, debug=_SITE + '7191')
+    _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar_mode', _k_CompositeExplicitAutograd_div_Scalar_mode, debug=_SITE + '7192')
+    _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar_mode_out', generated_div_Scalar_mode_out, debug=_SITE + '7193')
+    _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar_out', generated_div_Scalar_out, debug=_SITE + '7194')
+    _lib['aten:Meta'].impl('div.Tensor', wrapper_Meta_div_Tensor, debug=_SITE + '7195')
+    _lib['aten:Meta'].impl('div.Tensor_mode', wrapper_Meta_div_Tensor_mode, debug=_SITE + '7196')
+    _lib['aten:Meta'].impl('div.out', wrapper_Meta_div_out, debug=_SITE + '7197')
+    _lib['aten:Meta'].impl('div.out_mode', wrapper_Meta_div_out_mode, debug=_SITE + '7198')
 
 
-def _op133(_def, _lib):  # aten::div_
+def _op135(_def, _lib):  # aten::div_
     _def['aten'].define('div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('div_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('div_.Tensor', wrapper_CPU_div__Tensor, debug=_SITE + '7104')
-    _lib['aten:CPU'].impl('div_.Tensor_mode', wrapper_CPU_div__Tensor_mode, debug=_SITE + '7105')
-    _lib['aten:CompositeExplicitAutograd'].impl('div_.Scalar', _k_CompositeExplicitAutograd_div__Scalar, debug=_SITE + '7106')
-    _lib['aten:CompositeExplicitAutograd'].impl('div_.Scalar_mode', _k_CompositeExplicitAutograd_div__Scalar_mode, debug=_SITE + '7107')
-    _lib['aten:Meta'].impl('div_.Tensor', wrapper_Meta_div__Tensor, debug=_SITE + '7108')
-    _lib['aten:Meta'].impl('div_.Tensor_mode', wrapper_Meta_div__Tensor_mode, debug=_SITE + '7109')
+    _lib['aten:CPU'].impl('div_.Tensor', wrapper_CPU_div__Tensor, debug=_SITE + '7206')
+    _lib['aten:CPU'].impl('div_.Tensor_mode', wrapper_CPU_div__Tensor_mode, debug=_SITE + '7207')
+    _lib['aten:CompositeExplicitAutograd'].impl('div_.Scalar', _k_CompositeExplicitAutograd_div__Scalar, debug=_SITE + '7208')
+    _lib['aten:CompositeExplicitAutograd'].impl('div_.Scalar_mode', _k_CompositeExplicitAutograd_div__Scalar_mode, debug=_SITE + '7209')
+    _lib['aten:Meta'].impl('div_.Tensor', wrapper_Meta_div__Tensor, debug=_SITE + '7210')
+    _lib['aten:Meta'].impl('div_.Tensor_mode', wrapper_Meta_div__Tensor_mode, debug=_SITE + '7211')
 
 
-def _op134(_def, _lib):  # aten::divide
+def _op136(_def, _lib):  # aten::divide
     _def['aten'].define('divide.Scalar(Tensor self, Scalar other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('divide.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('divide.Tensor(Tensor self, Tensor other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('divide.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('divide.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('divide.Scalar', _k_CompositeImplicitAutograd_divide_Scalar, debug=_SITE + '7119')
-    _lib['aten:CompositeImplicitAutograd'].impl('divide.Scalar_mode', _k_CompositeImplicitAutograd_divide_Scalar_mode, debug=_SITE + '7120')
-    _lib['aten:CompositeImplicitAutograd'].impl('divide.Tensor', _k_CompositeImplicitAutograd_divide_Tensor, debug=_SITE + '7121')
-    _lib['aten:CompositeImplicitAutograd'].impl('divide.Tensor_mode', _k_CompositeImplicitAutograd_divide_Tensor_mode, debug=_SITE + '7122')
-    _lib['aten:CompositeImplicitAutograd'].impl('divide.out', _k_CompositeImplicitAutograd_divide_out, debug=_SITE + '7123')
-    _lib['aten:CompositeImplicitAutograd'].impl('divide.out_mode', _k_CompositeImplicitAutograd_divide_out_mode, debug=_SITE + '7124')
+    _lib['aten:CompositeImplicitAutograd'].impl('divide.Scalar', _k_CompositeImplicitAutograd_divide_Scalar, debug=_SITE + '7221')
+    _lib['aten:CompositeImplicitAutograd'].impl('divide.Scalar_mode', _k_CompositeImplicitAutograd_divide_Scalar_mode, debug=_SITE + '7222')
+    _lib['aten:CompositeImplicitAutograd'].impl('divide.Tensor', _k_CompositeImplicitAutograd_divide_Tensor, debug=_SITE + '7223')
+    _lib['aten:CompositeImplicitAutograd'].impl('divide.Tensor_mode', _k_CompositeImplicitAutograd_divide_Tensor_mode, debug=_SITE + '7224')
+    _lib['aten:CompositeImplicitAutograd'].impl('divide.out', _k_CompositeImplicitAutograd_divide_out, debug=_SITE + '7225')
+    _lib['aten:CompositeImplicitAutograd'].impl('divide.out_mode', _k_CompositeImplicitAutograd_divide_out_mode, debug=_SITE + '7226')
 
 
-def _op135(_def, _lib):  # aten::divide_
+def _op137(_def, _lib):  # aten::divide_
     _def['aten'].define('divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('divide_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('divide_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('divide_.Scalar', _k_CompositeImplicitAutograd_divide__Scalar, debug=_SITE + '7132')
-    _lib['aten:CompositeImplicitAutograd'].impl('divide_.Scalar_mode', _k_CompositeImplicitAutograd_divide__Scalar_mode, debug=_SITE + '7133')
-    _lib['aten:CompositeImplicitAutograd'].impl('divide_.Tensor', _k_CompositeImplicitAutograd_divide__Tensor, debug=_SITE + '7134')
-    _lib['aten:CompositeImplicitAutograd'].impl('divide_.Tensor_mode', _k_CompositeImplicitAutograd_divide__Tensor_mode, debug=_SITE + '7135')
+    _lib['aten:CompositeImplicitAutograd'].impl('divide_.Scalar', _k_CompositeImplicitAutograd_divide__Scalar, debug=_SITE + '7234')
+    _lib['aten:CompositeImplicitAutograd'].impl('divide_.Scalar_mode', _k_CompositeImplicitAutograd_divide__Scalar_mode, debug=_SITE + '7235')
+    _lib['aten:CompositeImplicitAutograd'].impl('divide_.Tensor', _k_CompositeImplicitAutograd_divide__Tensor, debug=_SITE + '7236')
+    _lib['aten:CompositeImplicitAutograd'].impl('divide_.Tensor_mode', _k_CompositeImplicitAutograd_divide__Tensor_mode, debug=_SITE + '7237')
 
 
-def _op136(_def, _lib):  # aten::dot
+def _op138(_def, _lib):  # aten::dot
     _def['aten'].define('dot(Tensor self, Tensor tensor) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('dot.out(Tensor self, Tensor tensor, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('dot', _k_CPU_dot, debug=_SITE + '7141')
-    _lib['aten:CompositeExplicitAutograd'].impl('dot.out', _k_CompositeExplicitAutograd_dot_out, debug=_SITE + '7142')
-    _lib['aten:Meta'].impl('dot', _k_Meta_dot, debug=_SITE + '7143')
+    _lib['aten:CPU'].impl('dot', _k_CPU_dot, debug=_SITE + '7243')
+    _lib['aten:CompositeExplicitAutograd'].impl('dot.out', _k_CompositeExplicitAutograd_dot_out, debug=_SITE + '7244')
+    _lib['aten:Meta'].impl('dot', _k_Meta_dot, debug=_SITE + '7245')
 
 
-def _op137(_def, _lib):  # aten::dropout
+def _op139(_def, _lib):  # aten::dropout
     _def['aten'].define('dropout(Tensor input, float p, bool train) -> Tensor', tags=('maybe_aliasing_or_mutating', 'nondeterministic_seeded', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('dropout', _k_CompositeImplicitAutograd_dropout, debug=_SITE + '7148')
+    _lib['aten:CompositeImplicitAutograd'].impl('dropout', _k_CompositeImplicitAutograd_dropout, debug=_SITE + '7250')
 
 
-def _op138(_def, _lib):  # aten::dropout_
+def _op140(_def, _lib):  # aten::dropout_
     _def['aten'].define('dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)', tags=('inplace', 'nondeterministic_seeded', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('dropout_', _k_CompositeImplicitAutograd_dropout_, debug=_SITE + '7153')
+    _lib['aten:CompositeImplicitAutograd'].impl('dropout_', _k_CompositeImplicitAutograd_dropout_, debug=_SITE + '7255')
 
 
-def _op139(_def, _lib):  # aten::embedding
+def _op141(_def, _lib):  # aten::embedding
     _def['aten'].define('embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('embedding.out(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('embedding', _k_CompositeExplicitAutograd_embedding, debug=_SITE + '7159')
-    _lib['aten:CompositeExplicitAutograd'].impl('embedding.out', generated_embedding_out, debug=_SITE + '7160')
+    _lib['aten:CompositeExplicitAutograd'].impl('embedding', _k_CompositeExplicitAutograd_embedding, debug=_SITE + '7261')
+    _lib['aten:CompositeExplicitAutograd'].impl('embedding.out', generated_embedding_out, debug=_SITE + '7262')
 
 
-def _op140(_def, _lib):  # aten::embedding_renorm
+def _op142(_def, _lib):  # aten::embedding_renorm
     _def['aten'].define('embedding_renorm(Tensor self, Tensor indices, float max_norm, float norm_type) -> Tensor', tags=('generated', 'pt2_compliant_tag',))
     _def['aten'].define('embedding_renorm.out(Tensor self, Tensor indices, float max_norm, float norm_type, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('embedding_renorm', generated_embedding_renorm, debug=_SITE + '7166')
-    _lib['aten:CompositeExplicitAutograd'].impl('embedding_renorm.out', generated_embedding_renorm_out, debug=_SITE + '7167')
+    _lib['aten:CompositeExplicitAutograd'].impl('embedding_renorm', generated_embedding_renorm, debug=_SITE + '7268')
+    _lib['aten:CompositeExplicitAutograd'].impl('embedding_renorm.out', generated_embedding_renorm_out, debug=_SITE + '7269')
 
 
-def _op141(_def, _lib):  # aten::embedding_renorm_
+def _op143(_def, _lib):  # aten::embedding_renorm_
     _def['aten'].define('embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('embedding_renorm_', _k_CPU_embedding_renorm_, debug=_SITE + '7172')
-    _lib['aten:Meta'].impl('embedding_renorm_', _k_Meta_embedding_renorm_, debug=_SITE + '7173')
+    _lib['aten:CPU'].impl('embedding_renorm_', _k_CPU_embedding_renorm_, debug=_SITE + '7274')
+    _lib['aten:Meta'].impl('embedding_renorm_', _k_Meta_embedding_renorm_, debug=_SITE + '7275')
 
 
-def _op142(_def, _lib):  # aten::empty
+def _op144(_def, _lib):  # aten::empty
     _def['aten'].define('empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('empty.memory_format', backend_select_empty_memory_format, debug=_SITE + '7178')
-    _lib['aten:CPU'].impl('empty.memory_format', _k_CPU_empty_memory_format, debug=_SITE + '7179')
-    _lib['aten:Meta'].impl('empty.memory_format', _k_Meta_empty_memory_format, debug=_SITE + '7180')
+    _lib['aten:BackendSelect'].impl('empty.memory_format', backend_select_empty_memory_format, debug=_SITE + '7280')
+    _lib['aten:CPU'].impl('empty.memory_format', _k_CPU_empty_memory_format, debug=_SITE + '7281')
+    _lib['aten:Meta'].impl('empty.memory_format', _k_Meta_empty_memory_format, debug=_SITE + '7282')
 
 
-def _op143(_def, _lib):  # aten::empty_like
+def _op145(_def, _lib):  # aten::empty_like
     _def['aten'].define('empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('empty_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('empty_like', _k_CompositeExplicitAutograd_empty_like, debug=_SITE + '7186')
-    _lib['aten:CompositeExplicitAutograd'].impl('empty_like.out', generated_empty_like_out, debug=_SITE + '7187')
+    _lib['aten:CompositeExplicitAutograd'].impl('empty_like', _k_CompositeExplicitAutograd_empty_like, debug=_SITE + '7288')
+    _lib['aten:CompositeExplicitAutograd'].impl('empty_like.out', generated_empty_like_out, debug=_SITE + '7289')
 
 
-def _op144(_def, _lib):  # aten::empty_strided
+def _op146(_def, _lib):  # aten::empty_strided
     _def['aten'].define('empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('empty_strided.out(SymInt[] size, SymInt[] stride, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('empty_strided', backend_select_empty_strided, debug=_SITE + '7193')
-    _lib['aten:CPU'].impl('empty_strided', _k_CPU_empty_strided, debug=_SITE + '7194')
-    _lib['aten:CompositeExplicitAutograd'].impl('empty_strided.out', generated_empty_strided_out, debug=_SITE + '7195')
-    _lib['aten:Meta'].impl('empty_strided', _k_Meta_empty_strided, debug=_SITE + '7196')
+    _lib['aten:BackendSelect'].impl('empty_strided', backend_select_empty_strided, debug=_SITE + '7295')
+    _lib['aten:CPU'].impl('empty_strided', _k_CPU_empty_strided, debug=_SITE + '7296')
+    _lib['aten:CompositeExplicitAutograd'].impl('empty_strided.out', generated_empty_strided_out, debug=_SITE + '7297')
+    _lib['aten:Meta'].impl('empty_strided', _k_Meta_empty_strided, debug=_SITE + '7298')
 
 
-def _op145(_def, _lib):  # aten::eq
+def _op147(_def, _lib):  # aten::eq
     _def['aten'].define('eq.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('eq.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('eq.Scalar', wrapper_CPU_eq_Scalar, debug=_SITE + '7204')
-    _lib['aten:CPU'].impl('eq.Scalar_out', wrapper_CPU_eq_Scalar_out, debug=_SITE + '7205')
-    _lib['aten:CPU'].impl('eq.Tensor', wrapper_CPU_eq_Tensor, debug=_SITE + '7206')
-    _lib['aten:CPU'].impl('eq.Tensor_out', wrapper_CPU_eq_Tensor_out, debug=_SITE + '7207')
-    _lib['aten:Meta'].impl('eq.Scalar', wrapper_Meta_eq_Scalar, debug=_SITE + '7208')
-    _lib['aten:Meta'].impl('eq.Scalar_out', wrapper_Meta_eq_Scalar_out, debug=_SITE + '7209')
-    _lib['aten:Meta'].impl('eq.Tensor', wrapper_Meta_eq_Tensor, debug=_SITE + '7210')
-    _lib['aten:Meta'].impl('eq.Tensor_out', wrapper_Meta_eq_Tensor_out, debug=_SITE + '7211')
+    _lib['aten:CPU'].impl('eq.Scalar', wrapper_CPU_eq_Scalar, debug=_SITE + '7306')
+    _lib['aten:CPU'].impl('eq.Scalar_out', wrapper_CPU_eq_Scalar_out, debug=_SITE + '7307')
+    _lib['aten:CPU'].impl('eq.Tensor', wrapper_CPU_eq_Tensor, debug=_SITE + '7308')
+    _lib['aten:CPU'].impl('eq.Tensor_out', wrapper_CPU_eq_Tensor_out, debug=_SITE + '7309')
+    _lib['aten:Meta'].impl('eq.Scalar', wrapper_Meta_eq_Scalar, debug=_SITE + '7310')
+    _lib['aten:Meta'].impl('eq.Scalar_out', wrapper_Meta_eq_Scalar_out, debug=_SITE + '7311')
+    _lib['aten:Meta'].impl('eq.Tensor', wrapper_Meta_eq_Tensor, debug=_SITE + '7312')
+    _lib['aten:Meta'].impl('eq.Tensor_out', wrapper_Meta_eq_Tensor_out, debug=_SITE + '7313')
 
 
-def _op146(_def, _lib):  # aten::eq_
+def _op148(_def, _lib):  # aten::eq_
     _def['aten'].define('eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('eq_.Scalar', wrapper_CPU_eq__Scalar, debug=_SITE + '7217')
-    _lib['aten:CPU'].impl('eq_.Tensor', wrapper_CPU_eq__Tensor, debug=_SITE + '7218')
-    _lib['aten:Meta'].impl('eq_.Scalar', wrapper_Meta_eq__Scalar, debug=_SITE + '7219')
-    _lib['aten:Meta'].impl('eq_.Tensor', wrapper_Meta_eq__Tensor, debug=_SITE + '7220')
+    _lib['aten:CPU'].impl('eq_.Scalar', wrapper_CPU_eq__Scalar, debug=_SITE + '7319')
+    _lib['aten:CPU'].impl('eq_.Tensor', wrapper_CPU_eq__Tensor, debug=_SITE + '7320')
+    _lib['aten:Meta'].impl('eq_.Scalar', wrapper_Meta_eq__Scalar, debug=_SITE + '7321')
+    _lib['aten:Meta'].impl('eq_.Tensor', wrapper_Meta_eq__Tensor, debug=_SITE + '7322')
 
 
-def _op147(_def, _lib):  # aten::equal
+def _op149(_def, _lib):  # aten::equal
     _def['aten'].define('equal(Tensor self, Tensor other) -> bool', tags=('data_dependent_output', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('equal', _k_CompositeExplicitAutograd_equal, debug=_SITE + '7225')
+    _lib['aten:CompositeExplicitAutograd'].impl('equal', _k_CompositeExplicitAutograd_equal, debug=_SITE + '7327')
 
 
-def _op148(_def, _lib):  # aten::erf
+def _op150(_def, _lib):  # aten::erf
     _def['aten'].define('erf(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('erf', wrapper_CPU_erf, debug=_SITE + '7231')
-    _lib['aten:CPU'].impl('erf.out', wrapper_CPU_erf_out, debug=_SITE + '7232')
-    _lib['aten:Meta'].impl('erf', wrapper_Meta_erf, debug=_SITE + '7233')
-    _lib['aten:Meta'].impl('erf.out', wrapper_Meta_erf_out, debug=_SITE + '7234')
+    _lib['aten:CPU'].impl('erf', wrapper_CPU_erf, debug=_SITE + '7333')
+    _lib['aten:CPU'].impl('erf.out', wrapper_CPU_erf_out, debug=_SITE + '7334')
+    _lib['aten:Meta'].impl('erf', wrapper_Meta_erf, debug=_SITE + '7335')
+    _lib['aten:Meta'].impl('erf.out', wrapper_Meta_erf_out, debug=_SITE + '7336')
 
 
-def _op149(_def, _lib):  # aten::erf_
+def _op151(_def, _lib):  # aten::erf_
     _def['aten'].define('erf_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('erf_', wrapper_CPU_erf_, debug=_SITE + '7239')
-    _lib['aten:Meta'].impl('erf_', wrapper_Meta_erf_, debug=_SITE + '7240')
+    _lib['aten:CPU'].impl('erf_', wrapper_CPU_erf_, debug=_SITE + '7341')
+    _lib['aten:Meta'].impl('erf_', wrapper_Meta_erf_, debug=_SITE + '7342')
 
 
-def _op150(_def, _lib):  # aten::exp
+def _op152(_def, _lib):  # aten::exp
     _def['aten'].define('exp(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('exp', wrapper_CPU_exp, debug=_SITE + '7246')
-    _lib['aten:CPU'].impl('exp.out', wrapper_CPU_exp_out, debug=_SITE + '7247')
-    _lib['aten:Meta'].impl('exp', wrapper_Meta_exp, debug=_SITE + '7248')
-    _lib['aten:Meta'].impl('exp.out', wrapper_Meta_exp_out, debug=_SITE + '7249')
+    _lib['aten:CPU'].impl('exp', wrapper_CPU_exp, debug=_SITE + '7348')
+    _lib['aten:CPU'].impl('exp.out', wrapper_CPU_exp_out, debug=_SITE + '7349')
+    _lib['aten:Meta'].impl('exp', wrapper_Meta_exp, debug=_SITE + '7350')
+    _lib['aten:Meta'].impl('exp.out', wrapper_Meta_exp_out, debug=_SITE + '7351')
 
 
-def _op151(_def, _lib):  # aten::exp2
+def _op153(_def, _lib):  # aten::exp2
     _def['aten'].define('exp2(Tensor self) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('exp2', wrapper_CPU_exp2, debug=_SITE + '7255')
-    _lib['aten:CPU'].impl('exp2.out', wrapper_CPU_exp2_out, debug=_SITE + '7256')
-    _lib['aten:Meta'].impl('exp2', wrapper_Meta_exp2, debug=_SITE + '7257')
-    _lib['aten:Meta'].impl('exp2.out', wrapper_Meta_exp2_out, debug=_SITE + '7258')
+    _lib['aten:CPU'].impl('exp2', wrapper_CPU_exp2, debug=_SITE + '7357')
+    _lib['aten:CPU'].impl('exp2.out', wrapper_CPU_exp2_out, debug=_SITE + '7358')
+    _lib['aten:Meta'].impl('exp2', wrapper_Meta_exp2, debug=_SITE + '7359')
+    _lib['aten:Meta'].impl('exp2.out', wrapper_Meta_exp2_out, debug=_SITE + '7360')
 
 
-def _op152(_def, _lib):  # aten::exp2_
+def _op154(_def, _lib):  # aten::exp2_
     _def['aten'].define('exp2_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('exp2_', wrapper_CPU_exp2_, debug=_SITE + '7263')
-    _lib['aten:Meta'].impl('exp2_', wrapper_Meta_exp2_, debug=_SITE + '7264')
+    _lib['aten:CPU'].impl('exp2_', wrapper_CPU_exp2_, debug=_SITE + '7365')
+    _lib['aten:Meta'].impl('exp2_', wrapper_Meta_exp2_, debug=_SITE + '7366')
 
 
-def _op153(_def, _lib):  # aten::exp_
+def _op155(_def, _lib):  # aten::exp_
     _def['aten'].define('exp_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('exp_', wrapper_CPU_exp_, debug=_SITE + '7269')
-    _lib['aten:Meta'].impl('exp_', wrapper_Meta_exp_, debug=_SITE + '7270')
+    _lib['aten:CPU'].impl('exp_', wrapper_CPU_exp_, debug=_SITE + '7371')
+    _lib['aten:Meta'].impl('exp_', wrapper_Meta_exp_, debug=_SITE + '7372')
 
 
-def _op154(_def, _lib):  # aten::expand
+def _op156(_def, _lib):  # aten::expand
     _def['aten'].define('expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('expand', _k_CompositeExplicitAutograd_expand, debug=_SITE + '7275')
+    _lib['aten:CompositeExplicitAutograd'].impl('expand', _k_CompositeExplicitAutograd_expand, debug=_SITE + '7377')
 
 
-def _op155(_def, _lib):  # aten::expand_as
+def _op157(_def, _lib):  # aten::expand_as
     _def['aten'].define('expand_as(Tensor(a) self, Tensor other) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('expand_as', _k_CompositeImplicitAutograd_expand_as, debug=_SITE + '7280')
+    _lib['aten:CompositeImplicitAutograd'].impl('expand_as', _k_CompositeImplicitAutograd_expand_as, debug=_SITE + '7382')
 
 
-def _op156(_def, _lib):  # aten::expand_copy
+def _op158(_def, _lib):  # aten::expand_copy
     _def['aten'].define('expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('expand_copy.out(Tensor self, SymInt[] size, *, bool implicit=False, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('expand_copy.out', generated_expand_copy_out, debug=_SITE + '7286')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('expand_copy', generated_expand_copy, debug=_SITE + '7287')
+    _lib['aten:CompositeExplicitAutograd'].impl('expand_copy.out', generated_expand_copy_out, debug=_SITE + '7388')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('expand_copy', generated_expand_copy, debug=_SITE + '7389')
 
 
-def _op157(_def, _lib):  # aten::expm1
+def _op159(_def, _lib):  # aten::expm1
     _def['aten'].define('expm1(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('expm1', wrapper_CPU_expm1, debug=_SITE + '7293')
-    _lib['aten:CPU'].impl('expm1.out', wrapper_CPU_expm1_out, debug=_SITE + '7294')
-    _lib['aten:Meta'].impl('expm1', wrapper_Meta_expm1, debug=_SITE + '7295')
-    _lib['aten:Meta'].impl('expm1.out', wrapper_Meta_expm1_out, debug=_SITE + '7296')
+    _lib['aten:CPU'].impl('expm1', wrapper_CPU_expm1, debug=_SITE + '7395')
+    _lib['aten:CPU'].impl('expm1.out', wrapper_CPU_expm1_out, debug=_SITE + '7396')
+    _lib['aten:Meta'].impl('expm1', wrapper_Meta_expm1, debug=_SITE + '7397')
+    _lib['aten:Meta'].impl('expm1.out', wrapper_Meta_expm1_out, debug=_SITE + '7398')
 
 
-def _op158(_def, _lib):  # aten::expm1_
+def _op160(_def, _lib):  # aten::expm1_
     _def['aten'].define('expm1_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('expm1_', wrapper_CPU_expm1_, debug=_SITE + '7301')
-    _lib['aten:Meta'].impl('expm1_', wrapper_Meta_expm1_, debug=_SITE + '7302')
+    _lib['aten:CPU'].impl('expm1_', wrapper_CPU_expm1_, debug=_SITE + '7403')
+    _lib['aten:Meta'].impl('expm1_', wrapper_Meta_expm1_, debug=_SITE + '7404')
 
 
-def _op159(_def, _lib):  # aten::eye
+def _op161(_def, _lib):  # aten::eye
     _def['aten'].define('eye(SymInt n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('eye.m_out(SymInt n, SymInt m, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('eye.out(SymInt n, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('eye', backend_select_eye, debug=_SITE + '7310')
-    _lib['aten:BackendSelect'].impl('eye.m', backend_select_eye_m, debug=_SITE + '7311')
-    _lib['aten:CPU'].impl('eye.m_out', _k_CPU_eye_m_out, debug=_SITE + '7312')
-    _lib['aten:CPU'].impl('eye.out', _k_CPU_eye_out, debug=_SITE + '7313')
-    _lib['aten:CompositeExplicitAutograd'].impl('eye', _k_CompositeExplicitAutograd_eye, debug=_SITE + '7314')
-    _lib['aten:CompositeExplicitAutograd'].impl('eye.m', _k_CompositeExplicitAutograd_eye_m, debug=_SITE + '7315')
-    _lib['aten:Meta'].impl('eye.m_out', _k_Meta_eye_m_out, debug=_SITE + '7316')
-    _lib['aten:Meta'].impl('eye.out', _k_Meta_eye_out, debug=_SITE + '7317')
+    _lib['aten:BackendSelect'].impl('eye', backend_select_eye, debug=_SITE + '7412')
+    _lib['aten:BackendSelect'].impl('eye.m', backend_select_eye_m, debug=_SITE + '7413')
+    _lib['aten:CPU'].impl('eye.m_out', _k_CPU_eye_m_out, debug=_SITE + '7414')
+    _lib['aten:CPU'].impl('eye.out', _k_CPU_eye_out, debug=_SITE + '7415')
+    _lib['aten:CompositeExplicitAutograd'].impl('eye', _k_CompositeExplicitAutograd_eye, debug=_SITE + '7416')
+    _lib['aten:CompositeExplicitAutograd'].impl('eye.m', _k_CompositeExplicitAutograd_eye_m, debug=_SITE + '7417')
+    _lib['aten:Meta'].impl('eye.m_out', _k_Meta_eye_m_out, debug=_SITE + '7418')
+    _lib['aten:Meta'].impl('eye.out', _k_Meta_eye_out, debug=_SITE + '7419')
 
 
-def _op160(_def, _lib):  # aten::fill
+def _op162(_def, _lib):  # aten::fill
     _def['aten'].define('fill.Scalar(Tensor self, Scalar value) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('fill.Scalar_out(Tensor self, Scalar value, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('fill.Tensor(Tensor self, Tensor value) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('fill.Tensor_out(Tensor self, Tensor value, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('fill.Scalar', _k_CompositeExplicitAutograd_fill_Scalar, debug=_SITE + '7325')
-    _lib['aten:CompositeExplicitAutograd'].impl('fill.Scalar_out', generated_fill_Scalar_out, debug=_SITE + '7326')
-    _lib['aten:CompositeExplicitAutograd'].impl('fill.Tensor', _k_CompositeExplicitAutograd_fill_Tensor, debug=_SITE + '7327')
-    _lib['aten:CompositeExplicitAutograd'].impl('fill.Tensor_out', generated_fill_Tensor_out, debug=_SITE + '7328')
+    _lib['aten:CompositeExplicitAutograd'].impl('fill.Scalar', _k_CompositeExplicitAutograd_fill_Scalar, debug=_SITE + '7427')
+    _lib['aten:CompositeExplicitAutograd'].impl('fill.Scalar_out', generated_fill_Scalar_out, debug=_SITE + '7428')
+    _lib['aten:CompositeExplicitAutograd'].impl('fill.Tensor', _k_CompositeExplicitAutograd_fill_Tensor, debug=_SITE + '7429')
+    _lib['aten:CompositeExplicitAutograd'].impl('fill.Tensor_out', generated_fill_Tensor_out, debug=_SITE + '7430')
 
 
-def _op161(_def, _lib):  # aten::fill_
+def _op163(_def, _lib):  # aten::fill_
     _def['aten'].define('fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('fill_.Scalar', _k_CPU_fill__Scalar, debug=_SITE + '7334')
-    _lib['aten:CPU'].impl('fill_.Tensor', _k_CPU_fill__Tensor, debug=_SITE + '7335')
-    _lib['aten:Meta'].impl('fill_.Scalar', _k_Meta_fill__Scalar, debug=_SITE + '7336')
-    _lib['aten:Meta'].impl('fill_.Tensor', _k_Meta_fill__Tensor, debug=_SITE + '7337')
+    _lib['aten:CPU'].impl('fill_.Scalar', _k_CPU_fill__Scalar, debug=_SITE + '7436')
+    _lib['aten:CPU'].impl('fill_.Tensor', _k_CPU_fill__Tensor, debug=_SITE + '7437')
+    _lib['aten:Meta'].impl('fill_.Scalar', _k_Meta_fill__Scalar, debug=_SITE + '7438')
+    _lib['aten:Meta'].impl('fill_.Tensor', _k_Meta_fill__Tensor, debug=_SITE + '7439')
 
 
-def _op162(_def, _lib):  # aten::fix
+def _op164(_def, _lib):  # aten::fix
     _def['aten'].define('fix(Tensor self) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('fix.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('fix', _k_CompositeImplicitAutograd_fix, debug=_SITE + '7343')
-    _lib['aten:CompositeImplicitAutograd'].impl('fix.out', _k_CompositeImplicitAutograd_fix_out, debug=_SITE + '7344')
+    _lib['aten:CompositeImplicitAutograd'].impl('fix', _k_CompositeImplicitAutograd_fix, debug=_SITE + '7445')
+    _lib['aten:CompositeImplicitAutograd'].impl('fix.out', _k_CompositeImplicitAutograd_fix_out, debug=_SITE + '7446')
 
 
-def _op163(_def, _lib):  # aten::fix_
+def _op165(_def, _lib):  # aten::fix_
     _def['aten'].define('fix_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('fix_', _k_CompositeImplicitAutograd_fix_, debug=_SITE + '7349')
+    _lib['aten:CompositeImplicitAutograd'].impl('fix_', _k_CompositeImplicitAutograd_fix_, debug=_SITE + '7451')
 
 
-def _op164(_def, _lib):  # aten::flatten
+def _op166(_def, _lib):  # aten::flatten
     _def['aten'].define('flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('flatten.using_ints', _k_CompositeImplicitAutograd_flatten_using_ints, debug=_SITE + '7354')
+    _lib['aten:CompositeImplicitAutograd'].impl('flatten.using_ints', _k_CompositeImplicitAutograd_flatten_using_ints, debug=_SITE + '7456')
 
 
-def _op165(_def, _lib):  # aten::flip
+def _op167(_def, _lib):  # aten::flip
     _def['aten'].define('flip(Tensor self, int[] dims) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('flip.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('flip', _k_CPU_flip, debug=_SITE + '7360')
-    _lib['aten:CompositeExplicitAutograd'].impl('flip.out', generated_flip_out, debug=_SITE + '7361')
-    _lib['aten:Meta'].impl('flip', _k_Meta_flip, debug=_SITE + '7362')
+    _lib['aten:CPU'].impl('flip', _k_CPU_flip, debug=_SITE + '7462')
+    _lib['aten:CompositeExplicitAutograd'].impl('flip.out', generated_flip_out, debug=_SITE + '7463')
+    _lib['aten:Meta'].impl('flip', _k_Meta_flip, debug=_SITE + '7464')
 
 
-def _op166(_def, _lib):  # aten::fliplr
+def _op168(_def, _lib):  # aten::fliplr
     _def['aten'].define('fliplr(Tensor self) -> Tensor', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('fliplr', _k_CompositeImplicitAutograd_fliplr, debug=_SITE + '7367')
+    _lib['aten:CompositeImplicitAutograd'].impl('fliplr', _k_CompositeImplicitAutograd_fliplr, debug=_SITE + '7469')
 
 
-def _op167(_def, _lib):  # aten::flipud
+def _op169(_def, _lib):  # aten::flipud
     _def['aten'].define('flipud(Tensor self) -> Tensor', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('flipud', _k_CompositeImplicitAutograd_flipud, debug=_SITE + '7372')
+    _lib['aten:CompositeImplicitAutograd'].impl('flipud', _k_CompositeImplicitAutograd_flipud, debug=_SITE + '7474')
 
 
-def _op168(_def, _lib):  # aten::floor
+def _op170(_def, _lib):  # aten::floor
     _def['aten'].define('floor(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('floor', wrapper_CPU_floor, debug=_SITE + '7378')
-    _lib['aten:CPU'].impl('floor.out', wrapper_CPU_floor_out, debug=_SITE + '7379')
-    _lib['aten:Meta'].impl('floor', wrapper_Meta_floor, debug=_SITE + '7380')
-    _lib['aten:Meta'].impl('floor.out', wrapper_Meta_floor_out, debug=_SITE + '7381')
+    _lib['aten:CPU'].impl('floor', wrapper_CPU_floor, debug=_SITE + '7480')
+    _lib['aten:CPU'].impl('floor.out', wrapper_CPU_floor_out, debug=_SITE + '7481')
+    _lib['aten:Meta'].impl('floor', wrapper_Meta_floor, debug=_SITE + '7482')
+    _lib['aten:Meta'].impl('floor.out', wrapper_Meta_floor_out, debug=_SITE + '7483')
 
 
-def _op169(_def, _lib):  # aten::floor_
+def _op171(_def, _lib):  # aten::floor_
     _def['aten'].define('floor_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('floor_', wrapper_CPU_floor_, debug=_SITE + '7386')
-    _lib['aten:Meta'].impl('floor_', wrapper_Meta_floor_, debug=_SITE + '7387')
+    _lib['aten:CPU'].impl('floor_', wrapper_CPU_floor_, debug=_SITE + '7488')
+    _lib['aten:Meta'].impl('floor_', wrapper_Meta_floor_, debug=_SITE + '7489')
 
 
-def _op170(_def, _lib):  # aten::floor_divide
+def _op172(_def, _lib):  # aten::floor_divide
     _def['aten'].define('floor_divide(Tensor self, Tensor other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('floor_divide.Scalar(Tensor self, Scalar other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('floor_divide.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide', _k_CompositeExplicitAutograd_floor_divide, debug=_SITE + '7395')
-    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide.Scalar', _k_CompositeExplicitAutograd_floor_divide_Scalar, debug=_SITE + '7396')
-    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide.Scalar_out', generated_floor_divide_Scalar_out, debug=_SITE + '7397')
-    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide.out', _k_CompositeExplicitAutograd_floor_divide_out, debug=_SITE + '7398')
+    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide', _k_CompositeExplicitAutograd_floor_divide, debug=_SITE + '7497')
+    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide.Scalar', _k_CompositeExplicitAutograd_floor_divide_Scalar, debug=_SITE + '7498')
+    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide.Scalar_out', generated_floor_divide_Scalar_out, debug=_SITE + '7499')
+    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide.out', _k_CompositeExplicitAutograd_floor_divide_out, debug=_SITE + '7500')
 
 
-def _op171(_def, _lib):  # aten::floor_divide_
+def _op173(_def, _lib):  # aten::floor_divide_
     _def['aten'].define('floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide_.Scalar', _k_CompositeExplicitAutograd_floor_divide__Scalar, debug=_SITE + '7404')
-    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide_.Tensor', _k_CompositeExplicitAutograd_floor_divide__Tensor, debug=_SITE + '7405')
+    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide_.Scalar', _k_CompositeExplicitAutograd_floor_divide__Scalar, debug=_SITE + '7506')
+    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide_.Tensor', _k_CompositeExplicitAutograd_floor_divide__Tensor, debug=_SITE + '7507')
 
 
-def _op172(_def, _lib):  # aten::fmod
+def _op174(_def, _lib):  # aten::fmax
+    _def['aten'].define('fmax(Tensor self, Tensor other) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('fmax.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _lib['aten:CPU'].impl('fmax', wrapper_CPU_fmax, debug=_SITE + '7513')
+    _lib['aten:CPU'].impl('fmax.out', wrapper_CPU_fmax_out, debug=_SITE + '7514')
+    _lib['aten:Meta'].impl('fmax', wrapper_Meta_fmax, debug=_SITE + '7515')
+    _lib['aten:Meta'].impl('fmax.out', wrapper_Meta_fmax_out, debug=_SITE + '7516')
+
+
+def _op175(_def, _lib):  # aten::fmin
+    _def['aten'].define('fmin(Tensor self, Tensor other) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('fmin.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _lib['aten:CPU'].impl('fmin', wrapper_CPU_fmin, debug=_SITE + '7522')
+    _lib['aten:CPU'].impl('fmin.out', wrapper_CPU_fmin_out, debug=_SITE + '7523')
+    _lib['aten:Meta'].impl('fmin', wrapper_Meta_fmin, debug=_SITE + '7524')
+    _lib['aten:Meta'].impl('fmin.out', wrapper_Meta_fmin_out, debug=_SITE + '7525')
+
+
+def _op176(_def, _lib):  # aten::fmod
     _def['aten'].define('fmod.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('fmod.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('fmod.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('fmod.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('fmod.Tensor', wrapper_CPU_fmod_Tensor, debug=_SITE + '7413')
-    _lib['aten:CPU'].impl('fmod.Tensor_out', wrapper_CPU_fmod_Tensor_out, debug=_SITE + '7414')
-    _lib['aten:CompositeExplicitAutograd'].impl('fmod.Scalar', _k_CompositeExplicitAutograd_fmod_Scalar, debug=_SITE + '7415')
-    _lib['aten:CompositeExplicitAutograd'].impl('fmod.Scalar_out', _k_CompositeExplicitAutograd_fmod_Scalar_out, debug=_SITE + '7416')
-    _lib['aten:Meta'].impl('fmod.Tensor', wrapper_Meta_fmod_Tensor, debug=_SITE + '7417')
-    _lib['aten:Meta'].impl('fmod.Tensor_out', wrapper_Meta_fmod_Tensor_out, debug=_SITE + '7418')
+    _lib['aten:CPU'].impl('fmod.Tensor', wrapper_CPU_fmod_Tensor, debug=_SITE + '7533')
+    _lib['aten:CPU'].impl('fmod.Tensor_out', wrapper_CPU_fmod_Tensor_out, debug=_SITE + '7534')
+    _lib['aten:CompositeExplicitAutograd'].impl('fmod.Scalar', _k_CompositeExplicitAutograd_fmod_Scalar, debug=_SITE + '7535')
+    _lib['aten:CompositeExplicitAutograd'].impl('fmod.Scalar_out', _k_CompositeExplicitAutograd_fmod_Scalar_out, debug=_SITE + '7536')
+    _lib['aten:Meta'].impl('fmod.Tensor', wrapper_Meta_fmod_Tensor, debug=_SITE + '7537')
+    _lib['aten:Meta'].impl('fmod.Tensor_out', wrapper_Meta_fmod_Tensor_out, debug=_SITE + '7538')
 
 
-def _op173(_def, _lib):  # aten::fmod_
+def _op177(_def, _lib):  # aten::fmod_
     _def['aten'].define('fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('fmod_.Tensor', wrapper_CPU_fmod__Tensor, debug=_SITE + '7424')
-    _lib['aten:CompositeExplicitAutograd'].impl('fmod_.Scalar', _k_CompositeExplicitAutograd_fmod__Scalar, debug=_SITE + '7425')
-    _lib['aten:Meta'].impl('fmod_.Tensor', wrapper_Meta_fmod__Tensor, debug=_SITE + '7426')
+    _lib['aten:CPU'].impl('fmod_.Tensor', wrapper_CPU_fmod__Tensor, debug=_SITE + '7544')
+    _lib['aten:CompositeExplicitAutograd'].impl('fmod_.Scalar', _k_CompositeExplicitAutograd_fmod__Scalar, debug=_SITE + '7545')
+    _lib['aten:Meta'].impl('fmod_.Tensor', wrapper_Meta_fmod__Tensor, debug=_SITE + '7546')
 
 
-def _op174(_def, _lib):  # aten::frac
+def _op178(_def, _lib):  # aten::frac
     _def['aten'].define('frac(Tensor self) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('frac.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('frac', wrapper_CPU_frac, debug=_SITE + '7432')
-    _lib['aten:CPU'].impl('frac.out', wrapper_CPU_frac_out, debug=_SITE + '7433')
-    _lib['aten:Meta'].impl('frac', wrapper_Meta_frac, debug=_SITE + '7434')
-    _lib['aten:Meta'].impl('frac.out', wrapper_Meta_frac_out, debug=_SITE + '7435')
+    _lib['aten:CPU'].impl('frac', wrapper_CPU_frac, debug=_SITE + '7552')
+    _lib['aten:CPU'].impl('frac.out', wrapper_CPU_frac_out, debug=_SITE + '7553')
+    _lib['aten:Meta'].impl('frac', wrapper_Meta_frac, debug=_SITE + '7554')
+    _lib['aten:Meta'].impl('frac.out', wrapper_Meta_frac_out, debug=_SITE + '7555')
 
 
-def _op175(_def, _lib):  # aten::frac_
+def _op179(_def, _lib):  # aten::frac_
     _def['aten'].define('frac_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('frac_', wrapper_CPU_frac_, debug=_SITE + '7440')
-    _lib['aten:Meta'].impl('frac_', wrapper_Meta_frac_, debug=_SITE + '7441')
+    _lib['aten:CPU'].impl('frac_', wrapper_CPU_frac_, debug=_SITE + '7560')
+    _lib['aten:Meta'].impl('frac_', wrapper_Meta_frac_, debug=_SITE + '7561')
 
 
-def _op176(_def, _lib):  # aten::full
+def _op180(_def, _lib):  # aten::full
     _def['aten'].define('full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('full', backend_select_full, debug=_SITE + '7447')
-    _lib['aten:CompositeExplicitAutograd'].impl('full', _k_CompositeExplicitAutograd_full, debug=_SITE + '7448')
-    _lib['aten:CompositeExplicitAutograd'].impl('full.out', _k_CompositeExplicitAutograd_full_out, debug=_SITE + '7449')
+    _lib['aten:BackendSelect'].impl('full', backend_select_full, debug=_SITE + '7567')
+    _lib['aten:CompositeExplicitAutograd'].impl('full', _k_CompositeExplicitAutograd_full, debug=_SITE + '7568')
+    _lib['aten:CompositeExplicitAutograd'].impl('full.out', _k_CompositeExplicitAutograd_full_out, debug=_SITE + '7569')
 
 
-def _op177(_def, _lib):  # aten::full_like
+def _op181(_def, _lib):  # aten::full_like
     _def['aten'].define('full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('full_like.out(Tensor self, Scalar fill_value, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('full_like', _k_CompositeExplicitAutograd_full_like, debug=_SITE + '7455')
-    _lib['aten:CompositeExplicitAutograd'].impl('full_like.out', generated_full_like_out, debug=_SITE + '7456')
+    _lib['aten:CompositeExplicitAutograd'].impl('full_like', _k_CompositeExplicitAutograd_full_like, debug=_SITE + '7575')
+    _lib['aten:CompositeExplicitAutograd'].impl('full_like.out', generated_full_like_out, debug=_SITE + '7576')
 
 
-def _op178(_def, _lib):  # aten::gather
+def _op182(_def, _lib):  # aten::gather
     _def['aten'].define('gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('gather', wrapper_CPU_gather, debug=_SITE + '7462')
-    _lib['aten:CPU'].impl('gather.out', wrapper_CPU_gather_out, debug=_SITE + '7463')
-    _lib['aten:Meta'].impl('gather', wrapper_Meta_gather, debug=_SITE + '7464')
-    _lib['aten:Meta'].impl('gather.out', wrapper_Meta_gather_out, debug=_SITE + '7465')
+    _lib['aten:CPU'].impl('gather', wrapper_CPU_gather, debug=_SITE + '7582')
+    _lib['aten:CPU'].impl('gather.out', wrapper_CPU_gather_out, debug=_SITE + '7583')
+    _lib['aten:Meta'].impl('gather', wrapper_Meta_gather, debug=_SITE + '7584')
+    _lib['aten:Meta'].impl('gather.out', wrapper_Meta_gather_out, debug=_SITE + '7585')
 
 
-def _op179(_def, _lib):  # aten::ge
+def _op183(_def, _lib):  # aten::ge
     _def['aten'].define('ge.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('ge.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('ge.Scalar', wrapper_CPU_ge_Scalar, debug=_SITE + '7473')
-    _lib['aten:CPU'].impl('ge.Scalar_out', wrapper_CPU_ge_Scalar_out, debug=_SITE + '7474')
-    _lib['aten:CPU'].impl('ge.Tensor', wrapper_CPU_ge_Tensor, debug=_SITE + '7475')
-    _lib['aten:CPU'].impl('ge.Tensor_out', wrapper_CPU_ge_Tensor_out, debug=_SITE + '7476')
-    _lib['aten:Meta'].impl('ge.Scalar', wrapper_Meta_ge_Scalar, debug=_SITE + '7477')
-    _lib['aten:Meta'].impl('ge.Scalar_out', wrapper_Meta_ge_Scalar_out, debug=_SITE + '7478')
-    _lib['aten:Meta'].impl('ge.Tensor', wrapper_Meta_ge_Tensor, debug=_SITE + '7479')
-    _lib['aten:Meta'].impl('ge.Tensor_out', wrapper_Meta_ge_Tensor_out, debug=_SITE + '7480')
+    _lib['aten:CPU'].impl('ge.Scalar', wrapper_CPU_ge_Scalar, debug=_SITE + '7593')
+    _lib['aten:CPU'].impl('ge.Scalar_out', wrapper_CPU_ge_Scalar_out, debug=_SITE + '7594')
+    _lib['aten:CPU'].impl('ge.Tensor', wrapper_CPU_ge_Tensor, debug=_SITE + '7595')
+    _lib['aten:CPU'].impl('ge.Tensor_out', wrapper_CPU_ge_Tensor_out, debug=_SITE + '7596')
+    _lib['aten:Meta'].impl('ge.Scalar', wrapper_Meta_ge_Scalar, debug=_SITE + '7597')
+    _lib['aten:Meta'].impl('ge.Scalar_out', wrapper_Meta_ge_Scalar_out, debug=_SITE + '7598')
+    _lib['aten:Meta'].impl('ge.Tensor', wrapper_Meta_ge_Tensor, debug=_SITE + '7599')
+    _lib['aten:Meta'].impl('ge.Tensor_out', wrapper_Meta_ge_Tensor_out, debug=_SITE + '7600')
 
 
-def _op180(_def, _lib):  # aten::ge_
+def _op184(_def, _lib):  # aten::ge_
     _def['aten'].define('ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('ge_.Scalar', wrapper_CPU_ge__Scalar, debug=_SITE + '7486')
-    _lib['aten:CPU'].impl('ge_.Tensor', wrapper_CPU_ge__Tensor, debug=_SITE + '7487')
-    _lib['aten:Meta'].impl('ge_.Scalar', wrapper_Meta_ge__Scalar, debug=_SITE + '7488')
-    _lib['aten:Meta'].impl('ge_.Tensor', wrapper_Meta_ge__Tensor, debug=_SITE + '7489')
+    _lib['aten:CPU'].impl('ge_.Scalar', wrapper_CPU_ge__Scalar, debug=_SITE + '7606')
+    _lib['aten:CPU'].impl('ge_.Tensor', wrapper_CPU_ge__Tensor, debug=_SITE + '7607')
+    _lib['aten:Meta'].impl('ge_.Scalar', wrapper_Meta_ge__Scalar, debug=_SITE + '7608')
+    _lib['aten:Meta'].impl('ge_.Tensor', wrapper_Meta_ge__Tensor, debug=_SITE + '7609')
 
 
-def _op181(_def, _lib):  # aten::gelu
+def _op185(_def, _lib):  # aten::gelu
     _def['aten'].define("gelu(Tensor self, *, str approximate='none') -> Tensor", tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define("gelu.out(Tensor self, *, str approximate='none', Tensor(a!) out) -> Tensor(a!)", tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('gelu', wrapper_CPU_gelu, debug=_SITE + '7495')
-    _lib['aten:CPU'].impl('gelu.out', wrapper_CPU_gelu_out, debug=_SITE + '7496')
-    _lib['aten:Meta'].impl('gelu', wrapper_Meta_gelu, debug=_SITE + '7497')
-    _lib['aten:Meta'].impl('gelu.out', wrapper_Meta_gelu_out, debug=_SITE + '7498')
+    _lib['aten:CPU'].impl('gelu', wrapper_CPU_gelu, debug=_SITE + '7615')
+    _lib['aten:CPU'].impl('gelu.out', wrapper_CPU_gelu_out, debug=_SITE + '7616')
+    _lib['aten:Meta'].impl('gelu', wrapper_Meta_gelu, debug=_SITE + '7617')
+    _lib['aten:Meta'].impl('gelu.out', wrapper_Meta_gelu_out, debug=_SITE + '7618')
 
 
-def _op182(_def, _lib):  # aten::gelu_
+def _op186(_def, _lib):  # aten::gelu_
     _def['aten'].define("gelu_(Tensor(a!) self, *, str approximate='none') -> Tensor(a!)", tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('gelu_', wrapper_CPU_gelu_, debug=_SITE + '7503')
-    _lib['aten:Meta'].impl('gelu_', wrapper_Meta_gelu_, debug=_SITE + '7504')
+    _lib['aten:CPU'].impl('gelu_', wrapper_CPU_gelu_, debug=_SITE + '7623')
+    _lib['aten:Meta'].impl('gelu_', wrapper_Meta_gelu_, debug=_SITE + '7624')
 
 
-def _op183(_def, _lib):  # aten::greater
+def _op187(_def, _lib):  # aten::greater
     _def['aten'].define('greater.Scalar(Tensor self, Scalar other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('greater.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('greater.Tensor(Tensor self, Tensor other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('greater.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('greater.Scalar', _k_CompositeImplicitAutograd_greater_Scalar, debug=_SITE + '7512')
-    _lib['aten:CompositeImplicitAutograd'].impl('greater.Scalar_out', _k_CompositeImplicitAutograd_greater_Scalar_out, debug=_SITE + '7513')
-    _lib['aten:CompositeImplicitAutograd'].impl('greater.Tensor', _k_CompositeImplicitAutograd_greater_Tensor, debug=_SITE + '7514')
-    _lib['aten:CompositeImplicitAutograd'].impl('greater.Tensor_out', _k_CompositeImplicitAutograd_greater_Tensor_out, debug=_SITE + '7515')
+    _lib['aten:CompositeImplicitAutograd'].impl('greater.Scalar', _k_CompositeImplicitAutograd_greater_Scalar, debug=_SITE + '7632')
+    _lib['aten:CompositeImplicitAutograd'].impl('greater.Scalar_out', _k_CompositeImplicitAutograd_greater_Scalar_out, debug=_SITE + '7633')
+    _lib['aten:CompositeImplicitAutograd'].impl('greater.Tensor', _k_CompositeImplicitAutograd_greater_Tensor, debug=_SITE + '7634')
+    _lib['aten:CompositeImplicitAutograd'].impl('greater.Tensor_out', _k_CompositeImplicitAutograd_greater_Tensor_out, debug=_SITE + '7635')
 
 
-def _op184(_def, _lib):  # aten::greater_
+def _op188(_def, _lib):  # aten::greater_
     _def['aten'].define('greater_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('greater_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('greater_.Scalar', _k_CompositeImplicitAutograd_greater__Scalar, debug=_SITE + '7521')
-    _lib['aten:CompositeImplicitAutograd'].impl('greater_.Tensor', _k_CompositeImplicitAutograd_greater__Tensor, debug=_SITE + '7522')
+    _lib['aten:CompositeImplicitAutograd'].impl('greater_.Scalar', _k_CompositeImplicitAutograd_greater__Scalar, debug=_SITE + '7641')
+    _lib['aten:CompositeImplicitAutograd'].impl('greater_.Tensor', _k_CompositeImplicitAutograd_greater__Tensor, debug=_SITE + '7642')
 
 
-def _op185(_def, _lib):  # aten::greater_equal
+def _op189(_def, _lib):  # aten::greater_equal
     _def['aten'].define('greater_equal.Scalar(Tensor self, Scalar other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('greater_equal.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('greater_equal.Tensor(Tensor self, Tensor other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('greater_equal.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('greater_equal.Scalar', _k_CompositeImplicitAutograd_greater_equal_Scalar, debug=_SITE + '7530')
-    _lib['aten:CompositeImplicitAutograd'].impl('greater_equal.Scalar_out', _k_CompositeImplicitAutograd_greater_equal_Scalar_out, debug=_SITE + '7531')
-    _lib['aten:CompositeImplicitAutograd'].impl('greater_equal.Tensor', _k_CompositeImplicitAutograd_greater_equal_Tensor, debug=_SITE + '7532')
-    _lib['aten:CompositeImplicitAutograd'].impl('greater_equal.Tensor_out', _k_CompositeImplicitAutograd_greater_equal_Tensor_out, debug=_SITE + '7533')
+    _lib['aten:CompositeImplicitAutograd'].impl('greater_equal.Scalar', _k_CompositeImplicitAutograd_greater_equal_Scalar, debug=_SITE + '7650')
+    _lib['aten:CompositeImplicitAutograd'].impl('greater_equal.Scalar_out', _k_CompositeImplicitAutograd_greater_equal_Scalar_out, debug=_SITE + '7651')
+    _lib['aten:CompositeImplicitAutograd'].impl('greater_equal.Tensor', _k_CompositeImplicitAutograd_greater_equal_Tensor, debug=_SITE + '7652')
+    _lib['aten:CompositeImplicitAutograd'].impl('greater_equal.Tensor_out', _k_CompositeImplicitAutograd_greater_equal_Tensor_out, debug=_SITE + '7653')
 
 
-def _op186(_def, _lib):  # aten::greater_equal_
+def _op190(_def, _lib):  # aten::greater_equal_
     _def['aten'].define('greater_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('greater_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('greater_equal_.Scalar', _k_CompositeImplicitAutograd_greater_equal__Scalar, debug=_SITE + '7539')
-    _lib['aten:CompositeImplicitAutograd'].impl('greater_equal_.Tensor', _k_CompositeImplicitAutograd_greater_equal__Tensor, debug=_SITE + '7540')
+    _lib['aten:CompositeImplicitAutograd'].impl('greater_equal_.Scalar', _k_CompositeImplicitAutograd_greater_equal__Scalar, debug=_SITE + '7659')
+    _lib['aten:CompositeImplicitAutograd'].impl('greater_equal_.Tensor', _k_CompositeImplicitAutograd_greater_equal__Tensor, debug=_SITE + '7660')
 
 
-def _op187(_def, _lib):  # aten::gt
+def _op191(_def, _lib):  # aten::gt
     _def['aten'].define('gt.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('gt.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('gt.Scalar', wrapper_CPU_gt_Scalar, debug=_SITE + '7548')
-    _lib['aten:CPU'].impl('gt.Scalar_out', wrapper_CPU_gt_Scalar_out, debug=_SITE + '7549')
-    _lib['aten:CPU'].impl('gt.Tensor', wrapper_CPU_gt_Tensor, debug=_SITE + '7550')
-    _lib['aten:CPU'].impl('gt.Tensor_out', wrapper_CPU_gt_Tensor_out, debug=_SITE + '7551')
-    _lib['aten:Meta'].impl('gt.Scalar', wrapper_Meta_gt_Scalar, debug=_SITE + '7552')
-    _lib['aten:Meta'].impl('gt.Scalar_out', wrapper_Meta_gt_Scalar_out, debug=_SITE + '7553')
-    _lib['aten:Meta'].impl('gt.Tensor', wrapper_Meta_gt_Tensor, debug=_SITE + '7554')
-    _lib['aten:Meta'].impl('gt.Tensor_out', wrapper_Meta_gt_Tensor_out, debug=_SITE + '7555')
+    _lib['aten:CPU'].impl('gt.Scalar', wrapper_CPU_gt_Scalar, debug=_SITE + '7668')
+    _lib['aten:CPU'].impl('gt.Scalar_out', wrapper_CPU_gt_Scalar_out, debug=_SITE + '7669')
+    _lib['aten:CPU'].impl('gt.Tensor', wrapper_CPU_gt_Tensor, debug=_SITE + '7670')
+    _lib['aten:CPU'].impl('gt.Tensor_out', wrapper_CPU_gt_Tensor_out, debug=_SITE + '7671')
+    _lib['aten:Meta'].impl('gt.Scalar', wrapper_Meta_gt_Scalar, debug=_SITE + '7672')
+    _lib['aten:Meta'].impl('gt.Scalar_out', wrapper_Meta_gt_Scalar_out, debug=_SITE + '7673')
+    _lib['aten:Meta'].impl('gt.Tensor', wrapper_Meta_gt_Tensor, debug=_SITE + '7674')
+    _lib['aten:Meta'].impl('gt.Tensor_out', wrapper_Meta_gt_Tensor_out, debug=_SITE + '7675')
 
 
-def _op188(_def, _lib):  # aten::gt_
+def _op192(_def, _lib):  # aten::gt_
     _def['aten'].define('gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('gt_.Scalar', wrapper_CPU_gt__Scalar, debug=_SITE + '7561')
-    _lib['aten:CPU'].impl('gt_.Tensor', wrapper_CPU_gt__Tensor, debug=_SITE + '7562')
-    _lib['aten:Meta'].impl('gt_.Scalar', wrapper_Meta_gt__Scalar, debug=_SITE + '7563')
-    _lib['aten:Meta'].impl('gt_.Tensor', wrapper_Meta_gt__Tensor, debug=_SITE + '7564')
+    _lib['aten:CPU'].impl('gt_.Scalar', wrapper_CPU_gt__Scalar, debug=_SITE + '7681')
+    _lib['aten:CPU'].impl('gt_.Tensor', wrapper_CPU_gt__Tensor, debug=_SITE + '7682')
+    _lib['aten:Meta'].impl('gt_.Scalar', wrapper_Meta_gt__Scalar, debug=_SITE + '7683')
+    _lib['aten:Meta'].impl('gt_.Tensor', wrapper_Meta_gt__Tensor, debug=_SITE + '7684')
 
 
-def _op189(_def, _lib):  # aten::hypot
+def _op193(_def, _lib):  # aten::hypot
     _def['aten'].define('hypot(Tensor self, Tensor other) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('hypot', wrapper_CPU_hypot, debug=_SITE + '7570')
-    _lib['aten:CPU'].impl('hypot.out', wrapper_CPU_hypot_out, debug=_SITE + '7571')
-    _lib['aten:Meta'].impl('hypot', wrapper_Meta_hypot, debug=_SITE + '7572')
-    _lib['aten:Meta'].impl('hypot.out', wrapper_Meta_hypot_out, debug=_SITE + '7573')
+    _lib['aten:CPU'].impl('hypot', wrapper_CPU_hypot, debug=_SITE + '7690')
+    _lib['aten:CPU'].impl('hypot.out', wrapper_CPU_hypot_out, debug=_SITE + '7691')
+    _lib['aten:Meta'].impl('hypot', wrapper_Meta_hypot, debug=_SITE + '7692')
+    _lib['aten:Meta'].impl('hypot.out', wrapper_Meta_hypot_out, debug=_SITE + '7693')
 
 
-def _op190(_def, _lib):  # aten::hypot_
+def _op194(_def, _lib):  # aten::hypot_
     _def['aten'].define('hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('hypot_', wrapper_CPU_hypot_, debug=_SITE + '7578')
-    _lib['aten:Meta'].impl('hypot_', wrapper_Meta_hypot_, debug=_SITE + '7579')
+    _lib['aten:CPU'].impl('hypot_', wrapper_CPU_hypot_, debug=_SITE + '7698')
+    _lib['aten:Meta'].impl('hypot_', wrapper_Meta_hypot_, debug=_SITE + '7699')
 
 
-def _op191(_def, _lib):  # aten::index
+def _op195(_def, _lib):  # aten::index
     _def['aten'].define('index.Tensor(Tensor self, Tensor?[] indices) -> Tensor', tags=('core', 'dynamic_output_shape', 'pt2_compliant_tag',))
     _def['aten'].define('index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('index.Tensor', wrapper_CPU_index_Tensor, debug=_SITE + '7585')
-    _lib['aten:CPU'].impl('index.Tensor_out', wrapper_CPU_index_Tensor_out, debug=_SITE + '7586')
-    _lib['aten:Meta'].impl('index.Tensor', wrapper_Meta_index_Tensor, debug=_SITE + '7587')
-    _lib['aten:Meta'].impl('index.Tensor_out', wrapper_Meta_index_Tensor_out, debug=_SITE + '7588')
+    _lib['aten:CPU'].impl('index.Tensor', wrapper_CPU_index_Tensor, debug=_SITE + '7705')
+    _lib['aten:CPU'].impl('index.Tensor_out', wrapper_CPU_index_Tensor_out, debug=_SITE + '7706')
+    _lib['aten:Meta'].impl('index.Tensor', wrapper_Meta_index_Tensor, debug=_SITE + '7707')
+    _lib['aten:Meta'].impl('index.Tensor_out', wrapper_Meta_index_Tensor_out, debug=_SITE + '7708')
 
 
-def _op192(_def, _lib):  # aten::index_put
+def _op196(_def, _lib):  # aten::index_put
     _def['aten'].define('index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('index_put.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('index_put', _k_CompositeExplicitAutograd_index_put, debug=_SITE + '7594')
-    _lib['aten:CompositeExplicitAutograd'].impl('index_put.out', generated_index_put_out, debug=_SITE + '7595')
+    _lib['aten:CompositeExplicitAutograd'].impl('index_put', _k_CompositeExplicitAutograd_index_put, debug=_SITE + '7714')
+    _lib['aten:CompositeExplicitAutograd'].impl('index_put.out', generated_index_put_out, debug=_SITE + '7715')
 
 
-def _op193(_def, _lib):  # aten::index_put_
+def _op197(_def, _lib):  # aten::index_put_
     _def['aten'].define('index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('index_put_', _k_CompositeExplicitAutograd_index_put_, debug=_SITE + '7600')
+    _lib['aten:CompositeExplicitAutograd'].impl('index_put_', _k_CompositeExplicitAutograd_index_put_, debug=_SITE + '7720')
 
 
-def _op194(_def, _lib):  # aten::index_select
+def _op198(_def, _lib):  # aten::index_select
     _def['aten'].define('index_select(Tensor self, int dim, Tensor index) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('index_select', _k_CPU_index_select, debug=_SITE + '7606')
-    _lib['aten:CPU'].impl('index_select.out', _k_CPU_index_select_out, debug=_SITE + '7607')
-    _lib['aten:Meta'].impl('index_select', _k_Meta_index_select, debug=_SITE + '7608')
-    _lib['aten:Meta'].impl('index_select.out', _k_Meta_index_select_out, debug=_SITE + '7609')
+    _lib['aten:CPU'].impl('index_select', _k_CPU_index_select, debug=_SITE + '7726')
+    _lib['aten:CPU'].impl('index_select.out', _k_CPU_index_select_out, debug=_SITE + '7727')
+    _lib['aten:Meta'].impl('index_select', _k_Meta_index_select, debug=_SITE + '7728')
+    _lib['aten:Meta'].impl('index_select.out', _k_Meta_index_select_out, debug=_SITE + '7729')
 
 
-def _op195(_def, _lib):  # aten::isclose
+def _op199(_def, _lib):  # aten::isclose
     _def['aten'].define('isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('isclose', _k_CompositeImplicitAutograd_isclose, debug=_SITE + '7614')
+    _lib['aten:CompositeImplicitAutograd'].impl('isclose', _k_CompositeImplicitAutograd_isclose, debug=_SITE + '7734')
 
 
-def _op196(_def, _lib):  # aten::isfinite
+def _op200(_def, _lib):  # aten::isfinite
     _def['aten'].define('isfinite(Tensor self) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('isfinite', _k_CompositeImplicitAutograd_isfinite, debug=_SITE + '7619')
+    _lib['aten:CompositeImplicitAutograd'].impl('isfinite', _k_CompositeImplicitAutograd_isfinite, debug=_SITE + '7739')
 
 
-def _op197(_def, _lib):  # aten::isinf
+def _op201(_def, _lib):  # aten::isinf
     _def['aten'].define('isinf(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('isinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('isinf', _k_CompositeExplicitAutograd_isinf, debug=_SITE + '7625')
-    _lib['aten:CompositeExplicitAutograd'].impl('isinf.out', generated_isinf_out, debug=_SITE + '7626')
+    _lib['aten:CompositeExplicitAutograd'].impl('isinf', _k_CompositeExplicitAutograd_isinf, debug=_SITE + '7745')
+    _lib['aten:CompositeExplicitAutograd'].impl('isinf.out', generated_isinf_out, debug=_SITE + '7746')
 
 
-def _op198(_def, _lib):  # aten::isnan
+def _op202(_def, _lib):  # aten::isnan
     _def['aten'].define('isnan(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('isnan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('isnan', _k_CompositeExplicitAutograd_isnan, debug=_SITE + '7632')
-    _lib['aten:CompositeExplicitAutograd'].impl('isnan.out', generated_isnan_out, debug=_SITE + '7633')
+    _lib['aten:CompositeExplicitAutograd'].impl('isnan', _k_CompositeExplicitAutograd_isnan, debug=_SITE + '7752')
+    _lib['aten:CompositeExplicitAutograd'].impl('isnan.out', generated_isnan_out, debug=_SITE + '7753')
 
 
-def _op199(_def, _lib):  # aten::isneginf
+def _op203(_def, _lib):  # aten::isneginf
     _def['aten'].define('isneginf(Tensor self) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('isneginf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('isneginf', wrapper_CPU_isneginf, debug=_SITE + '7639')
-    _lib['aten:CPU'].impl('isneginf.out', wrapper_CPU_isneginf_out, debug=_SITE + '7640')
-    _lib['aten:Meta'].impl('isneginf', wrapper_Meta_isneginf, debug=_SITE + '7641')
-    _lib['aten:Meta'].impl('isneginf.out', wrapper_Meta_isneginf_out, debug=_SITE + '7642')
+    _lib['aten:CPU'].impl('isneginf', wrapper_CPU_isneginf, debug=_SITE + '7759')
+    _lib['aten:CPU'].impl('isneginf.out', wrapper_CPU_isneginf_out, debug=_SITE + '7760')
+    _lib['aten:Meta'].impl('isneginf', wrapper_Meta_isneginf, debug=_SITE + '7761')
+    _lib['aten:Meta'].impl('isneginf.out', wrapper_Meta_isneginf_out, debug=_SITE + '7762')
 
 
-def _op200(_def, _lib):  # aten::isposinf
+def _op204(_def, _lib):  # aten::isposinf
     _def['aten'].define('isposinf(Tensor self) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('isposinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('isposinf', wrapper_CPU_isposinf, debug=_SITE + '7648')
-    _lib['aten:CPU'].impl('isposinf.out', wrapper_CPU_isposinf_out, debug=_SITE + '7649')
-    _lib['aten:Meta'].impl('isposinf', wrapper_Meta_isposinf, debug=_SITE + '7650')
-    _lib['aten:Meta'].impl('isposinf.out', wrapper_Meta_isposinf_out, debug=_SITE + '7651')
+    _lib['aten:CPU'].impl('isposinf', wrapper_CPU_isposinf, debug=_SITE + '7768')
+    _lib['aten:CPU'].impl('isposinf.out', wrapper_CPU_isposinf_out, debug=_SITE + '7769')
+    _lib['aten:Meta'].impl('isposinf', wrapper_Meta_isposinf, debug=_SITE + '7770')
+    _lib['aten:Meta'].impl('isposinf.out', wrapper_Meta_isposinf_out, debug=_SITE + '7771')
 
 
-def _op201(_def, _lib):  # aten::isreal
+def _op205(_def, _lib):  # aten::isreal
     _def['aten'].define('isreal(Tensor self) -> Tensor', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('isreal', _k_CompositeImplicitAutograd_isreal, debug=_SITE + '7656')
+    _lib['aten:CompositeImplicitAutograd'].impl('isreal', _k_CompositeImplicitAutograd_isreal, debug=_SITE + '7776')
 
 
-def _op202(_def, _lib):  # aten::layer_norm
+def _op206(_def, _lib):  # aten::layer_norm
     _def['aten'].define('layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('layer_norm', _k_CompositeImplicitAutograd_layer_norm, debug=_SITE + '7661')
+    _lib['aten:CompositeImplicitAutograd'].impl('layer_norm', _k_CompositeImplicitAutograd_layer_norm, debug=_SITE + '7781')
 
 
-def _op203(_def, _lib):  # aten::le
+def _op207(_def, _lib):  # aten::le
     _def['aten'].define('le.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('le.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('le.Scalar', wrapper_CPU_le_Scalar, debug=_SITE + '7669')
-    _lib['aten:CPU'].impl('le.Scalar_out', wrapper_CPU_le_Scalar_out, debug=_SITE + '7670')
-    _lib['aten:CPU'].impl('le.Tensor', wrapper_CPU_le_Tensor, debug=_SITE + '7671')
-    _lib['aten:CPU'].impl('le.Tensor_out', wrapper_CPU_le_Tensor_out, debug=_SITE + '7672')
-    _lib['aten:Meta'].impl('le.Scalar', wrapper_Meta_le_Scalar, debug=_SITE + '7673')
-    _lib['aten:Meta'].impl('le.Scalar_out', wrapper_Meta_le_Scalar_out, debug=_SITE + '7674')
-    _lib['aten:Meta'].impl('le.Tensor', wrapper_Meta_le_Tensor, debug=_SITE + '7675')
-    _lib['aten:Meta'].impl('le.Tensor_out', wrapper_Meta_le_Tensor_out, debug=_SITE + '7676')
+    _lib['aten:CPU'].impl('le.Scalar', wrapper_CPU_le_Scalar, debug=_SITE + '7789')
+    _lib['aten:CPU'].impl('le.Scalar_out', wrapper_CPU_le_Scalar_out, debug=_SITE + '7790')
+    _lib['aten:CPU'].impl('le.Tensor', wrapper_CPU_le_Tensor, debug=_SITE + '7791')
+    _lib['aten:CPU'].impl('le.Tensor_out', wrapper_CPU_le_Tensor_out, debug=_SITE + '7792')
+    _lib['aten:Meta'].impl('le.Scalar', wrapper_Meta_le_Scalar, debug=_SITE + '7793')
+    _lib['aten:Meta'].impl('le.Scalar_out', wrapper_Meta_le_Scalar_out, debug=_SITE + '7794')
+    _lib['aten:Meta'].impl('le.Tensor', wrapper_Meta_le_Tensor, debug=_SITE + '7795')
+    _lib['aten:Meta'].impl('le.Tensor_out', wrapper_Meta_le_Tensor_out, debug=_SITE + '7796')
 
 
-def _op204(_def, _lib):  # aten::le_
+def _op208(_def, _lib):  # aten::le_
     _def['aten'].define('le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('le_.Scalar', wrapper_CPU_le__Scalar, debug=_SITE + '7682')
-    _lib['aten:CPU'].impl('le_.Tensor', wrapper_CPU_le__Tensor, debug=_SITE + '7683')
-    _lib['aten:Meta'].impl('le_.Scalar', wrapper_Meta_le__Scalar, debug=_SITE + '7684')
-    _lib['aten:Meta'].impl('le_.Tensor', wrapper_Meta_le__Tensor, debug=_SITE + '7685')
+    _lib['aten:CPU'].impl('le_.Scalar', wrapper_CPU_le__Scalar, debug=_SITE + '7802')
+    _lib['aten:CPU'].impl('le_.Tensor', wrapper_CPU_le__Tensor, debug=_SITE + '7803')
+    _lib['aten:Meta'].impl('le_.Scalar', wrapper_Meta_le__Scalar, debug=_SITE + '7804')
+    _lib['aten:Meta'].impl('le_.Tensor', wrapper_Meta_le__Tensor, debug=_SITE + '7805')
 
 
-def _op205(_def, _lib):  # aten::lerp
+def _op209(_def, _lib):  # aten::lerp
     _def['aten'].define('lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('lerp.Scalar', wrapper_CPU_lerp_Scalar, debug=_SITE + '7693')
-    _lib['aten:CPU'].impl('lerp.Scalar_out', wrapper_CPU_lerp_Scalar_out, debug=_SITE + '7694')
-    _lib['aten:CPU'].impl('lerp.Tensor', wrapper_CPU_lerp_Tensor, debug=_SITE + '7695')
-    _lib['aten:CPU'].impl('lerp.Tensor_out', wrapper_CPU_lerp_Tensor_out, debug=_SITE + '7696')
-    _lib['aten:Meta'].impl('lerp.Scalar', wrapper_Meta_lerp_Scalar, debug=_SITE + '7697')
-    _lib['aten:Meta'].impl('lerp.Scalar_out', wrapper_Meta_lerp_Scalar_out, debug=_SITE + '7698')
-    _lib['aten:Meta'].impl('lerp.Tensor', wrapper_Meta_lerp_Tensor, debug=_SITE + '7699')
-    _lib['aten:Meta'].impl('lerp.Tensor_out', wrapper_Meta_lerp_Tensor_out, debug=_SITE + '7700')
+    _lib['aten:CPU'].impl('lerp.Scalar', wrapper_CPU_lerp_Scalar, debug=_SITE + '7813')
+    _lib['aten:CPU'].impl('lerp.Scalar_out', wrapper_CPU_lerp_Scalar_out, debug=_SITE + '7814')
+    _lib['aten:CPU'].impl('lerp.Tensor', wrapper_CPU_lerp_Tensor, debug=_SITE + '7815')
+    _lib['aten:CPU'].impl('lerp.Tensor_out', wrapper_CPU_lerp_Tensor_out, debug=_SITE + '7816')
+    _lib['aten:Meta'].impl('lerp.Scalar', wrapper_Meta_lerp_Scalar, debug=_SITE + '7817')
+    _lib['aten:Meta'].impl('lerp.Scalar_out', wrapper_Meta_lerp_Scalar_out, debug=_SITE + '7818')
+    _lib['aten:Meta'].impl('lerp.Tensor', wrapper_Meta_lerp_Tensor, debug=_SITE + '7819')
+    _lib['aten:Meta'].impl('lerp.Tensor_out', wrapper_Meta_lerp_Tensor_out, debug=_SITE + '7820')
 
 
-def _op206(_def, _lib):  # aten::lerp_
+def _op210(_def, _lib):  # aten::lerp_
     _def['aten'].define('lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('lerp_.Scalar', wrapper_CPU_lerp__Scalar, debug=_SITE + '7706')
-    _lib['aten:CPU'].impl('lerp_.Tensor', wrapper_CPU_lerp__Tensor, debug=_SITE + '7707')
-    _lib['aten:Meta'].impl('lerp_.Scalar', wrapper_Meta_lerp__Scalar, debug=_SITE + '7708')
-    _lib['aten:Meta'].impl('lerp_.Tensor', wrapper_Meta_lerp__Tensor, debug=_SITE + '7709')
+    _lib['aten:CPU'].impl('lerp_.Scalar', wrapper_CPU_lerp__Scalar, debug=_SITE + '7826')
+    _lib['aten:CPU'].impl('lerp_.Tensor', wrapper_CPU_lerp__Tensor, debug=_SITE + '7827')
+    _lib['aten:Meta'].impl('lerp_.Scalar', wrapper_Meta_lerp__Scalar, debug=_SITE + '7828')
+    _lib['aten:Meta'].impl('lerp_.Tensor', wrapper_Meta_lerp__Tensor, debug=_SITE + '7829')
 
 
-def _op207(_def, _lib):  # aten::less
+def _op211(_def, _lib):  # aten::less
     _def['aten'].define('less.Scalar(Tensor self, Scalar other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('less.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('less.Tensor(Tensor self, Tensor other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('less.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('less.Scalar', _k_CompositeImplicitAutograd_less_Scalar, debug=_SITE + '7717')
-    _lib['aten:CompositeImplicitAutograd'].impl('less.Scalar_out', _k_CompositeImplicitAutograd_less_Scalar_out, debug=_SITE + '7718')
-    _lib['aten:CompositeImplicitAutograd'].impl('less.Tensor', _k_CompositeImplicitAutograd_less_Tensor, debug=_SITE + '7719')
-    _lib['aten:CompositeImplicitAutograd'].impl('less.Tensor_out', _k_CompositeImplicitAutograd_less_Tensor_out, debug=_SITE + '7720')
+    _lib['aten:CompositeImplicitAutograd'].impl('less.Scalar', _k_CompositeImplicitAutograd_less_Scalar, debug=_SITE + '7837')
+    _lib['aten:CompositeImplicitAutograd'].impl('less.Scalar_out', _k_CompositeImplicitAutograd_less_Scalar_out, debug=_SITE + '7838')
+    _lib['aten:CompositeImplicitAutograd'].impl('less.Tensor', _k_CompositeImplicitAutograd_less_Tensor, debug=_SITE + '7839')
+    _lib['aten:CompositeImplicitAutograd'].impl('less.Tensor_out', _k_CompositeImplicitAutograd_less_Tensor_out, debug=_SITE + '7840')
 
 
-def _op208(_def, _lib):  # aten::less_
+def _op212(_def, _lib):  # aten::less_
     _def['aten'].define('less_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('less_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('less_.Scalar', _k_CompositeImplicitAutograd_less__Scalar, debug=_SITE + '7726')
-    _lib['aten:CompositeImplicitAutograd'].impl('less_.Tensor', _k_CompositeImplicitAutograd_less__Tensor, debug=_SITE + '7727')
+    _lib['aten:CompositeImplicitAutograd'].impl('less_.Scalar', _k_CompositeImplicitAutograd_less__Scalar, debug=_SITE + '7846')
+    _lib['aten:CompositeImplicitAutograd'].impl('less_.Tensor', _k_CompositeImplicitAutograd_less__Tensor, debug=_SITE + '7847')
 
 
-def _op209(_def, _lib):  # aten::less_equal
+def _op213(_def, _lib):  # aten::less_equal
     _def['aten'].define('less_equal.Scalar(Tensor self, Scalar other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('less_equal.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('less_equal.Tensor(Tensor self, Tensor other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('less_equal.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('less_equal.Scalar', _k_CompositeImplicitAutograd_less_equal_Scalar, debug=_SITE + '7735')
-    _lib['aten:CompositeImplicitAutograd'].impl('less_equal.Scalar_out', _k_CompositeImplicitAutograd_less_equal_Scalar_out, debug=_SITE + '7736')
-    _lib['aten:CompositeImplicitAutograd'].impl('less_equal.Tensor', _k_CompositeImplicitAutograd_less_equal_Tensor, debug=_SITE + '7737')
-    _lib['aten:CompositeImplicitAutograd'].impl('less_equal.Tensor_out', _k_CompositeImplicitAutograd_less_equal_Tensor_out, debug=_SITE + '7738')
+    _lib['aten:CompositeImplicitAutograd'].impl('less_equal.Scalar', _k_CompositeImplicitAutograd_less_equal_Scalar, debug=_SITE + '7855')
+    _lib['aten:CompositeImplicitAutograd'].impl('less_equal.Scalar_out', _k_CompositeImplicitAutograd_less_equal_Scalar_out, debug=_SITE + '7856')
+    _lib['aten:CompositeImplicitAutograd'].impl('less_equal.Tensor', _k_CompositeImplicitAutograd_less_equal_Tensor, debug=_SITE + '7857')
+    _lib['aten:CompositeImplicitAutograd'].impl('less_equal.Tensor_out', _k_CompositeImplicitAutograd_less_equal_Tensor_out, debug=_SITE + '7858')
 
 
-def _op210(_def, _lib):  # aten::less_equal_
+def _op214(_def, _lib):  # aten::less_equal_
     _def['aten'].define('less_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('less_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('less_equal_.Scalar', _k_CompositeImplicitAutograd_less_equal__Scalar, debug=_SITE + '7744')
-    _lib['aten:CompositeImplicitAutograd'].impl('less_equal_.Tensor', _k_CompositeImplicitAutograd_less_equal__Tensor, debug=_SITE + '7745')
+    _lib['aten:CompositeImplicitAutograd'].impl('less_equal_.Scalar', _k_CompositeImplicitAutograd_less_equal__Scalar, debug=_SITE + '7864')
+    _lib['aten:CompositeImplicitAutograd'].impl('less_equal_.Tensor', _k_CompositeImplicitAutograd_less_equal__Tensor, debug=_SITE + '7865')
 
 
-def _op211(_def, _lib):  # aten::lift
+def _op215(_def, _lib):  # aten::lift
     _def['aten'].define('lift(Tensor self) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('lift.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('lift', _k_CompositeExplicitAutograd_lift, debug=_SITE + '7751')
-    _lib['aten:CompositeExplicitAutograd'].impl('lift.out', generated_lift_out, debug=_SITE + '7752')
+    _lib['aten:CompositeExplicitAutograd'].impl('lift', _k_CompositeExplicitAutograd_lift, debug=_SITE + '7871')
+    _lib['aten:CompositeExplicitAutograd'].impl('lift.out', generated_lift_out, debug=_SITE + '7872')
 
 
-def _op212(_def, _lib):  # aten::lift_fresh
+def _op216(_def, _lib):  # aten::lift_fresh
     _def['aten'].define('lift_fresh(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('lift_fresh', _k_CompositeExplicitAutograd_lift_fresh, debug=_SITE + '7757')
+    _lib['aten:CompositeExplicitAutograd'].impl('lift_fresh', _k_CompositeExplicitAutograd_lift_fresh, debug=_SITE + '7877')
 
 
-def _op213(_def, _lib):  # aten::lift_fresh_copy
+def _op217(_def, _lib):  # aten::lift_fresh_copy
     _def['aten'].define('lift_fresh_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('lift_fresh_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('lift_fresh_copy.out', generated_lift_fresh_copy_out, debug=_SITE + '7763')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('lift_fresh_copy', generated_lift_fresh_copy, debug=_SITE + '7764')
+    _lib['aten:CompositeExplicitAutograd'].impl('lift_fresh_copy.out', generated_lift_fresh_copy_out, debug=_SITE + '7883')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('lift_fresh_copy', generated_lift_fresh_copy, debug=_SITE + '7884')
 
 
-def _op214(_def, _lib):  # aten::linalg_matrix_norm
+def _op218(_def, _lib):  # aten::linalg_matrix_norm
     _def['aten'].define('linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define("linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('linalg_matrix_norm', _k_CompositeImplicitAutograd_linalg_matrix_norm, debug=_SITE + '7770')
-    _lib['aten:CompositeImplicitAutograd'].impl('linalg_matrix_norm.str_ord', _k_CompositeImplicitAutograd_linalg_matrix_norm_str_ord, debug=_SITE + '7771')
+    _lib['aten:CompositeImplicitAutograd'].impl('linalg_matrix_norm', _k_CompositeImplicitAutograd_linalg_matrix_norm, debug=_SITE + '7890')
+    _lib['aten:CompositeImplicitAutograd'].impl('linalg_matrix_norm.str_ord', _k_CompositeImplicitAutograd_linalg_matrix_norm_str_ord, debug=_SITE + '7891')
 
 
-def _op215(_def, _lib):  # aten::linalg_svdvals
+def _op219(_def, _lib):  # aten::linalg_svdvals
     _def['aten'].define('linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('linalg_svdvals', _k_CompositeImplicitAutograd_linalg_svdvals, debug=_SITE + '7776')
+    _lib['aten:CompositeImplicitAutograd'].impl('linalg_svdvals', _k_CompositeImplicitAutograd_linalg_svdvals, debug=_SITE + '7896')
 
 
-def _op216(_def, _lib):  # aten::linear
+def _op220(_def, _lib):  # aten::linear
     _def['aten'].define('linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('linear.out(Tensor input, Tensor weight, Tensor? bias=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('linear.out', _k_CompositeExplicitAutograd_linear_out, debug=_SITE + '7782')
-    _lib['aten:CompositeImplicitAutograd'].impl('linear', _k_CompositeImplicitAutograd_linear, debug=_SITE + '7783')
+    _lib['aten:CompositeExplicitAutograd'].impl('linear.out', _k_CompositeExplicitAutograd_linear_out, debug=_SITE + '7902')
+    _lib['aten:CompositeImplicitAutograd'].impl('linear', _k_CompositeImplicitAutograd_linear, debug=_SITE + '7903')
 
 
-def _op217(_def, _lib):  # aten::linspace
+def _op221(_def, _lib):  # aten::linspace
     _def['aten'].define('linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('linspace.Scalar_Tensor(Scalar start, Tensor end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('linspace.Scalar_Tensor_out(Scalar start, Tensor end, int steps, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
@@ -7792,518 +7912,527 @@ def _op217(_def, _lib):  # aten::linspace
     _def['aten'].define('linspace.Tensor_Tensor(Tensor start, Tensor end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('linspace.Tensor_Tensor_out(Tensor start, Tensor end, int steps, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('linspace', backend_select_linspace, debug=_SITE + '7795')
-    _lib['aten:BackendSelect'].impl('linspace.Scalar_Tensor', backend_select_linspace_Scalar_Tensor, debug=_SITE + '7796')
-    _lib['aten:BackendSelect'].impl('linspace.Tensor_Scalar', backend_select_linspace_Tensor_Scalar, debug=_SITE + '7797')
-    _lib['aten:BackendSelect'].impl('linspace.Tensor_Tensor', backend_select_linspace_Tensor_Tensor, debug=_SITE + '7798')
-    _lib['aten:CPU'].impl('linspace.out', _k_CPU_linspace_out, debug=_SITE + '7799')
-    _lib['aten:CompositeExplicitAutograd'].impl('linspace', _k_CompositeExplicitAutograd_linspace, debug=_SITE + '7800')
-    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Scalar_Tensor', _k_CompositeExplicitAutograd_linspace_Scalar_Tensor, debug=_SITE + '7801')
-    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Scalar_Tensor_out', _k_CompositeExplicitAutograd_linspace_Scalar_Tensor_out, debug=_SITE + '7802')
-    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Scalar', _k_CompositeExplicitAutograd_linspace_Tensor_Scalar, debug=_SITE + '7803')
-    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Scalar_out', _k_CompositeExplicitAutograd_linspace_Tensor_Scalar_out, debug=_SITE + '7804')
-    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Tensor', _k_CompositeExplicitAutograd_linspace_Tensor_Tensor, debug=_SITE + '7805')
-    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Tensor_out', _k_CompositeExplicitAutograd_linspace_Tensor_Tensor_out, debug=_SITE + '7806')
-    _lib['aten:Meta'].impl('linspace.out', _k_Meta_linspace_out, debug=_SITE + '7807')
+    _lib['aten:BackendSelect'].impl('linspace', backend_select_linspace, debug=_SITE + '7915')
+    _lib['aten:BackendSelect'].impl('linspace.Scalar_Tensor', backend_select_linspace_Scalar_Tensor, debug=_SITE + '7916')
+    _lib['aten:BackendSelect'].impl('linspace.Tensor_Scalar', backend_select_linspace_Tensor_Scalar, debug=_SITE + '7917')
+    _lib['aten:BackendSelect'].impl('linspace.Tensor_Tensor', backend_select_linspace_Tensor_Tensor, debug=_SITE + '7918')
+    _lib['aten:CPU'].impl('linspace.out', _k_CPU_linspace_out, debug=_SITE + '7919')
+    _lib['aten:CompositeExplicitAutograd'].impl('linspace', _k_CompositeExplicitAutograd_linspace, debug=_SITE + '7920')
+    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Scalar_Tensor', _k_CompositeExplicitAutograd_linspace_Scalar_Tensor, debug=_SITE + '7921')
+    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Scalar_Tensor_out', _k_CompositeExplicitAutograd_linspace_Scalar_Tensor_out, debug=_SITE + '7922')
+    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Scalar', _k_CompositeExplicitAutograd_linspace_Tensor_Scalar, debug=_SITE + '7923')
+    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Scalar_out', _k_CompositeExplicitAutograd_linspace_Tensor_Scalar_out, debug=_SITE + '7924')
+    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Tensor', _k_CompositeExplicitAutograd_linspace_Tensor_Tensor, debug=_SITE + '7925')
+    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Tensor_out', _k_CompositeExplicitAutograd_linspace_Tensor_Tensor_out, debug=_SITE + '7926')
+    _lib['aten:Meta'].impl('linspace.out', _k_Meta_linspace_out, debug=_SITE + '7927')
 
 
-def _op218(_def, _lib):  # aten::log
+def _op222(_def, _lib):  # aten::log
     _def['aten'].define('log(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('log', wrapper_CPU_log, debug=_SITE + '7813')
-    _lib['aten:CPU'].impl('log.out', wrapper_CPU_log_out, debug=_SITE + '7814')
-    _lib['aten:Meta'].impl('log', wrapper_Meta_log, debug=_SITE + '7815')
-    _lib['aten:Meta'].impl('log.out', wrapper_Meta_log_out, debug=_SITE + '7816')
+    _lib['aten:CPU'].impl('log', wrapper_CPU_log, debug=_SITE + '7933')
+    _lib['aten:CPU'].impl('log.out', wrapper_CPU_log_out, debug=_SITE + '7934')
+    _lib['aten:Meta'].impl('log', wrapper_Meta_log, debug=_SITE + '7935')
+    _lib['aten:Meta'].impl('log.out', wrapper_Meta_log_out, debug=_SITE + '7936')
 
 
-def _op219(_def, _lib):  # aten::log10
+def _op223(_def, _lib):  # aten::log10
     _def['aten'].define('log10(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('log10', wrapper_CPU_log10, debug=_SITE + '7822')
-    _lib['aten:CPU'].impl('log10.out', wrapper_CPU_log10_out, debug=_SITE + '7823')
-    _lib['aten:Meta'].impl('log10', wrapper_Meta_log10, debug=_SITE + '7824')
-    _lib['aten:Meta'].impl('log10.out', wrapper_Meta_log10_out, debug=_SITE + '7825')
+    _lib['aten:CPU'].impl('log10', wrapper_CPU_log10, debug=_SITE + '7942')
+    _lib['aten:CPU'].impl('log10.out', wrapper_CPU_log10_out, debug=_SITE + '7943')
+    _lib['aten:Meta'].impl('log10', wrapper_Meta_log10, debug=_SITE + '7944')
+    _lib['aten:Meta'].impl('log10.out', wrapper_Meta_log10_out, debug=_SITE + '7945')
 
 
-def _op220(_def, _lib):  # aten::log10_
+def _op224(_def, _lib):  # aten::log10_
     _def['aten'].define('log10_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('log10_', wrapper_CPU_log10_, debug=_SITE + '7830')
-    _lib['aten:Meta'].impl('log10_', wrapper_Meta_log10_, debug=_SITE + '7831')
+    _lib['aten:CPU'].impl('log10_', wrapper_CPU_log10_, debug=_SITE + '7950')
+    _lib['aten:Meta'].impl('log10_', wrapper_Meta_log10_, debug=_SITE + '7951')
 
 
-def _op221(_def, _lib):  # aten::log1p
+def _op225(_def, _lib):  # aten::log1p
     _def['aten'].define('log1p(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('log1p', wrapper_CPU_log1p, debug=_SITE + '7837')
-    _lib['aten:CPU'].impl('log1p.out', wrapper_CPU_log1p_out, debug=_SITE + '7838')
-    _lib['aten:Meta'].impl('log1p', wrapper_Meta_log1p, debug=_SITE + '7839')
-    _lib['aten:Meta'].impl('log1p.out', wrapper_Meta_log1p_out, debug=_SITE + '7840')
+    _lib['aten:CPU'].impl('log1p', wrapper_CPU_log1p, debug=_SITE + '7957')
+    _lib['aten:CPU'].impl('log1p.out', wrapper_CPU_log1p_out, debug=_SITE + '7958')
+    _lib['aten:Meta'].impl('log1p', wrapper_Meta_log1p, debug=_SITE + '7959')
+    _lib['aten:Meta'].impl('log1p.out', wrapper_Meta_log1p_out, debug=_SITE + '7960')
 
 
-def _op222(_def, _lib):  # aten::log1p_
+def _op226(_def, _lib):  # aten::log1p_
     _def['aten'].define('log1p_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('log1p_', wrapper_CPU_log1p_, debug=_SITE + '7845')
-    _lib['aten:Meta'].impl('log1p_', wrapper_Meta_log1p_, debug=_SITE + '7846')
+    _lib['aten:CPU'].impl('log1p_', wrapper_CPU_log1p_, debug=_SITE + '7965')
+    _lib['aten:Meta'].impl('log1p_', wrapper_Meta_log1p_, debug=_SITE + '7966')
 
 
-def _op223(_def, _lib):  # aten::log2
+def _op227(_def, _lib):  # aten::log2
     _def['aten'].define('log2(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('log2', wrapper_CPU_log2, debug=_SITE + '7852')
-    _lib['aten:CPU'].impl('log2.out', wrapper_CPU_log2_out, debug=_SITE + '7853')
-    _lib['aten:Meta'].impl('log2', wrapper_Meta_log2, debug=_SITE + '7854')
-    _lib['aten:Meta'].impl('log2.out', wrapper_Meta_log2_out, debug=_SITE + '7855')
+    _lib['aten:CPU'].impl('log2', wrapper_CPU_log2, debug=_SITE + '7972')
+    _lib['aten:CPU'].impl('log2.out', wrapper_CPU_log2_out, debug=_SITE + '7973')
+    _lib['aten:Meta'].impl('log2', wrapper_Meta_log2, debug=_SITE + '7974')
+    _lib['aten:Meta'].impl('log2.out', wrapper_Meta_log2_out, debug=_SITE + '7975')
 
 
-def _op224(_def, _lib):  # aten::log2_
+def _op228(_def, _lib):  # aten::log2_
     _def['aten'].define('log2_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('log2_', wrapper_CPU_log2_, debug=_SITE + '7860')
-    _lib['aten:Meta'].impl('log2_', wrapper_Meta_log2_, debug=_SITE + '7861')
+    _lib['aten:CPU'].impl('log2_', wrapper_CPU_log2_, debug=_SITE + '7980')
+    _lib['aten:Meta'].impl('log2_', wrapper_Meta_log2_, debug=_SITE + '7981')
 
 
-def _op225(_def, _lib):  # aten::log_
+def _op229(_def, _lib):  # aten::log_
     _def['aten'].define('log_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('log_', wrapper_CPU_log_, debug=_SITE + '7866')
-    _lib['aten:Meta'].impl('log_', wrapper_Meta_log_, debug=_SITE + '7867')
+    _lib['aten:CPU'].impl('log_', wrapper_CPU_log_, debug=_SITE + '7986')
+    _lib['aten:Meta'].impl('log_', wrapper_Meta_log_, debug=_SITE + '7987')
 
 
-def _op226(_def, _lib):  # aten::log_softmax
+def _op230(_def, _lib):  # aten::log_softmax
     _def['aten'].define('log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('log_softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('log_softmax.int_out', _k_CompositeExplicitAutograd_log_softmax_int_out, debug=_SITE + '7873')
-    _lib['aten:CompositeImplicitAutograd'].impl('log_softmax.int', _k_CompositeImplicitAutograd_log_softmax_int, debug=_SITE + '7874')
+    _lib['aten:CompositeExplicitAutograd'].impl('log_softmax.int_out', _k_CompositeExplicitAutograd_log_softmax_int_out, debug=_SITE + '7993')
+    _lib['aten:CompositeImplicitAutograd'].impl('log_softmax.int', _k_CompositeImplicitAutograd_log_softmax_int, debug=_SITE + '7994')
 
 
-def _op227(_def, _lib):  # aten::logaddexp
+def _op231(_def, _lib):  # aten::logaddexp
     _def['aten'].define('logaddexp(Tensor self, Tensor other) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('logaddexp', wrapper_CPU_logaddexp, debug=_SITE + '7880')
-    _lib['aten:CPU'].impl('logaddexp.out', wrapper_CPU_logaddexp_out, debug=_SITE + '7881')
-    _lib['aten:Meta'].impl('logaddexp', wrapper_Meta_logaddexp, debug=_SITE + '7882')
-    _lib['aten:Meta'].impl('logaddexp.out', wrapper_Meta_logaddexp_out, debug=_SITE + '7883')
+    _lib['aten:CPU'].impl('logaddexp', wrapper_CPU_logaddexp, debug=_SITE + '8000')
+    _lib['aten:CPU'].impl('logaddexp.out', wrapper_CPU_logaddexp_out, debug=_SITE + '8001')
+    _lib['aten:Meta'].impl('logaddexp', wrapper_Meta_logaddexp, debug=_SITE + '8002')
+    _lib['aten:Meta'].impl('logaddexp.out', wrapper_Meta_logaddexp_out, debug=_SITE + '8003')
 
 
-def _op228(_def, _lib):  # aten::logical_and
+def _op232(_def, _lib):  # aten::logaddexp2
+    _def['aten'].define('logaddexp2(Tensor self, Tensor other) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('logaddexp2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _lib['aten:CPU'].impl('logaddexp2', wrapper_CPU_logaddexp2, debug=_SITE + '8009')
+    _lib['aten:CPU'].impl('logaddexp2.out', wrapper_CPU_logaddexp2_out, debug=_SITE + '8010')
+    _lib['aten:Meta'].impl('logaddexp2', wrapper_Meta_logaddexp2, debug=_SITE + '8011')
+    _lib['aten:Meta'].impl('logaddexp2.out', wrapper_Meta_logaddexp2_out, debug=_SITE + '8012')
+
+
+def _op233(_def, _lib):  # aten::logical_and
     _def['aten'].define('logical_and(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('logical_and.out', _k_CPU_logical_and_out, debug=_SITE + '7889')
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_and', _k_CompositeExplicitAutograd_logical_and, debug=_SITE + '7890')
-    _lib['aten:Meta'].impl('logical_and.out', _k_Meta_logical_and_out, debug=_SITE + '7891')
+    _lib['aten:CPU'].impl('logical_and.out', _k_CPU_logical_and_out, debug=_SITE + '8018')
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_and', _k_CompositeExplicitAutograd_logical_and, debug=_SITE + '8019')
+    _lib['aten:Meta'].impl('logical_and.out', _k_Meta_logical_and_out, debug=_SITE + '8020')
 
 
-def _op229(_def, _lib):  # aten::logical_and_
+def _op234(_def, _lib):  # aten::logical_and_
     _def['aten'].define('logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_and_', _k_CompositeExplicitAutograd_logical_and_, debug=_SITE + '7896')
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_and_', _k_CompositeExplicitAutograd_logical_and_, debug=_SITE + '8025')
 
 
-def _op230(_def, _lib):  # aten::logical_not
+def _op235(_def, _lib):  # aten::logical_not
     _def['aten'].define('logical_not(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('logical_not.out', _k_CPU_logical_not_out, debug=_SITE + '7902')
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_not', _k_CompositeExplicitAutograd_logical_not, debug=_SITE + '7903')
-    _lib['aten:Meta'].impl('logical_not.out', _k_Meta_logical_not_out, debug=_SITE + '7904')
+    _lib['aten:CPU'].impl('logical_not.out', _k_CPU_logical_not_out, debug=_SITE + '8031')
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_not', _k_CompositeExplicitAutograd_logical_not, debug=_SITE + '8032')
+    _lib['aten:Meta'].impl('logical_not.out', _k_Meta_logical_not_out, debug=_SITE + '8033')
 
 
-def _op231(_def, _lib):  # aten::logical_not_
+def _op236(_def, _lib):  # aten::logical_not_
     _def['aten'].define('logical_not_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_not_', _k_CompositeExplicitAutograd_logical_not_, debug=_SITE + '7909')
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_not_', _k_CompositeExplicitAutograd_logical_not_, debug=_SITE + '8038')
 
 
-def _op232(_def, _lib):  # aten::logical_or
+def _op237(_def, _lib):  # aten::logical_or
     _def['aten'].define('logical_or(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('logical_or.out', _k_CPU_logical_or_out, debug=_SITE + '7915')
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_or', _k_CompositeExplicitAutograd_logical_or, debug=_SITE + '7916')
-    _lib['aten:Meta'].impl('logical_or.out', _k_Meta_logical_or_out, debug=_SITE + '7917')
+    _lib['aten:CPU'].impl('logical_or.out', _k_CPU_logical_or_out, debug=_SITE + '8044')
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_or', _k_CompositeExplicitAutograd_logical_or, debug=_SITE + '8045')
+    _lib['aten:Meta'].impl('logical_or.out', _k_Meta_logical_or_out, debug=_SITE + '8046')
 
 
-def _op233(_def, _lib):  # aten::logical_or_
+def _op238(_def, _lib):  # aten::logical_or_
     _def['aten'].define('logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_or_', _k_CompositeExplicitAutograd_logical_or_, debug=_SITE + '7922')
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_or_', _k_CompositeExplicitAutograd_logical_or_, debug=_SITE + '8051')
 
 
-def _op234(_def, _lib):  # aten::logical_xor
+def _op239(_def, _lib):  # aten::logical_xor
     _def['aten'].define('logical_xor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('logical_xor.out', _k_CPU_logical_xor_out, debug=_SITE + '7928')
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_xor', _k_CompositeExplicitAutograd_logical_xor, debug=_SITE + '7929')
-    _lib['aten:Meta'].impl('logical_xor.out', _k_Meta_logical_xor_out, debug=_SITE + '7930')
+    _lib['aten:CPU'].impl('logical_xor.out', _k_CPU_logical_xor_out, debug=_SITE + '8057')
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_xor', _k_CompositeExplicitAutograd_logical_xor, debug=_SITE + '8058')
+    _lib['aten:Meta'].impl('logical_xor.out', _k_Meta_logical_xor_out, debug=_SITE + '8059')
 
 
-def _op235(_def, _lib):  # aten::logical_xor_
+def _op240(_def, _lib):  # aten::logical_xor_
     _def['aten'].define('logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_xor_', _k_CompositeExplicitAutograd_logical_xor_, debug=_SITE + '7935')
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_xor_', _k_CompositeExplicitAutograd_logical_xor_, debug=_SITE + '8064')
 
 
-def _op236(_def, _lib):  # aten::logsumexp
+def _op241(_def, _lib):  # aten::logsumexp
     _def['aten'].define('logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('logsumexp', _k_CPU_logsumexp, debug=_SITE + '7941')
-    _lib['aten:CPU'].impl('logsumexp.out', _k_CPU_logsumexp_out, debug=_SITE + '7942')
-    _lib['aten:Meta'].impl('logsumexp', _k_Meta_logsumexp, debug=_SITE + '7943')
-    _lib['aten:Meta'].impl('logsumexp.out', _k_Meta_logsumexp_out, debug=_SITE + '7944')
+    _lib['aten:CPU'].impl('logsumexp', _k_CPU_logsumexp, debug=_SITE + '8070')
+    _lib['aten:CPU'].impl('logsumexp.out', _k_CPU_logsumexp_out, debug=_SITE + '8071')
+    _lib['aten:Meta'].impl('logsumexp', _k_Meta_logsumexp, debug=_SITE + '8072')
+    _lib['aten:Meta'].impl('logsumexp.out', _k_Meta_logsumexp_out, debug=_SITE + '8073')
 
 
-def _op237(_def, _lib):  # aten::lt
+def _op242(_def, _lib):  # aten::lt
     _def['aten'].define('lt.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('lt.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('lt.Scalar', wrapper_CPU_lt_Scalar, debug=_SITE + '7952')
-    _lib['aten:CPU'].impl('lt.Scalar_out', wrapper_CPU_lt_Scalar_out, debug=_SITE + '7953')
-    _lib['aten:CPU'].impl('lt.Tensor', wrapper_CPU_lt_Tensor, debug=_SITE + '7954')
-    _lib['aten:CPU'].impl('lt.Tensor_out', wrapper_CPU_lt_Tensor_out, debug=_SITE + '7955')
-    _lib['aten:Meta'].impl('lt.Scalar', wrapper_Meta_lt_Scalar, debug=_SITE + '7956')
-    _lib['aten:Meta'].impl('lt.Scalar_out', wrapper_Meta_lt_Scalar_out, debug=_SITE + '7957')
-    _lib['aten:Meta'].impl('lt.Tensor', wrapper_Meta_lt_Tensor, debug=_SITE + '7958')
-    _lib['aten:Meta'].impl('lt.Tensor_out', wrapper_Meta_lt_Tensor_out, debug=_SITE + '7959')
+    _lib['aten:CPU'].impl('lt.Scalar', wrapper_CPU_lt_Scalar, debug=_SITE + '8081')
+    _lib['aten:CPU'].impl('lt.Scalar_out', wrapper_CPU_lt_Scalar_out, debug=_SITE + '8082')
+    _lib['aten:CPU'].impl('lt.Tensor', wrapper_CPU_lt_Tensor, debug=_SITE + '8083')
+    _lib['aten:CPU'].impl('lt.Tensor_out', wrapper_CPU_lt_Tensor_out, debug=_SITE + '8084')
+    _lib['aten:Meta'].impl('lt.Scalar', wrapper_Meta_lt_Scalar, debug=_SITE + '8085')
+    _lib['aten:Meta'].impl('lt.Scalar_out', wrapper_Meta_lt_Scalar_out, debug=_SITE + '8086')
+    _lib['aten:Meta'].impl('lt.Tensor', wrapper_Meta_lt_Tensor, debug=_SITE + '8087')
+    _lib['aten:Meta'].impl('lt.Tensor_out', wrapper_Meta_lt_Tensor_out, debug=_SITE + '8088')
 
 
-def _op238(_def, _lib):  # aten::lt_
+def _op243(_def, _lib):  # aten::lt_
     _def['aten'].define('lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('lt_.Scalar', wrapper_CPU_lt__Scalar, debug=_SITE + '7965')
-    _lib['aten:CPU'].impl('lt_.Tensor', wrapper_CPU_lt__Tensor, debug=_SITE + '7966')
-    _lib['aten:Meta'].impl('lt_.Scalar', wrapper_Meta_lt__Scalar, debug=_SITE + '7967')
-    _lib['aten:Meta'].impl('lt_.Tensor', wrapper_Meta_lt__Tensor, debug=_SITE + '7968')
+    _lib['aten:CPU'].impl('lt_.Scalar', wrapper_CPU_lt__Scalar, debug=_SITE + '8094')
+    _lib['aten:CPU'].impl('lt_.Tensor', wrapper_CPU_lt__Tensor, debug=_SITE + '8095')
+    _lib['aten:Meta'].impl('lt_.Scalar', wrapper_Meta_lt__Scalar, debug=_SITE + '8096')
+    _lib['aten:Meta'].impl('lt_.Tensor', wrapper_Meta_lt__Tensor, debug=_SITE + '8097')
 
 
-def _op239(_def, _lib):  # aten::masked_fill
+def _op244(_def, _lib):  # aten::masked_fill
     _def['aten'].define('masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('masked_fill.Tensor_out(Tensor self, Tensor mask, Tensor value, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Scalar', _k_CompositeExplicitAutograd_masked_fill_Scalar, debug=_SITE + '7976')
-    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Scalar_out', generated_masked_fill_Scalar_out, debug=_SITE + '7977')
-    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Tensor', _k_CompositeExplicitAutograd_masked_fill_Tensor, debug=_SITE + '7978')
-    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Tensor_out', generated_masked_fill_Tensor_out, debug=_SITE + '7979')
+    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Scalar', _k_CompositeExplicitAutograd_masked_fill_Scalar, debug=_SITE + '8105')
+    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Scalar_out', generated_masked_fill_Scalar_out, debug=_SITE + '8106')
+    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Tensor', _k_CompositeExplicitAutograd_masked_fill_Tensor, debug=_SITE + '8107')
+    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Tensor_out', generated_masked_fill_Tensor_out, debug=_SITE + '8108')
 
 
-def _op240(_def, _lib):  # aten::masked_fill_
+def _op245(_def, _lib):  # aten::masked_fill_
     _def['aten'].define('masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('masked_fill_.Scalar', _k_CPU_masked_fill__Scalar, debug=_SITE + '7985')
-    _lib['aten:CPU'].impl('masked_fill_.Tensor', _k_CPU_masked_fill__Tensor, debug=_SITE + '7986')
-    _lib['aten:Meta'].impl('masked_fill_.Scalar', _k_Meta_masked_fill__Scalar, debug=_SITE + '7987')
-    _lib['aten:Meta'].impl('masked_fill_.Tensor', _k_Meta_masked_fill__Tensor, debug=_SITE + '7988')
+    _lib['aten:CPU'].impl('masked_fill_.Scalar', _k_CPU_masked_fill__Scalar, debug=_SITE + '8114')
+    _lib['aten:CPU'].impl('masked_fill_.Tensor', _k_CPU_masked_fill__Tensor, debug=_SITE + '8115')
+    _lib['aten:Meta'].impl('masked_fill_.Scalar', _k_Meta_masked_fill__Scalar, debug=_SITE + '8116')
+    _lib['aten:Meta'].impl('masked_fill_.Tensor', _k_Meta_masked_fill__Tensor, debug=_SITE + '8117')
 
 
-def _op241(_def, _lib):  # aten::masked_select
+def _op246(_def, _lib):  # aten::masked_select
     _def['aten'].define('masked_select(Tensor self, Tensor mask) -> Tensor', tags=('dynamic_output_shape', 'pt2_compliant_tag',))
     _def['aten'].define('masked_select.out(Tensor self, Tensor mask, *, Tensor(a!) out) -> Tensor(a!)', tags=('dynamic_output_shape', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('masked_select', _k_CPU_masked_select, debug=_SITE + '7994')
-    _lib['aten:CPU'].impl('masked_select.out', _k_CPU_masked_select_out, debug=_SITE + '7995')
+    _lib['aten:CPU'].impl('masked_select', _k_CPU_masked_select, debug=_SITE + '8123')
+    _lib['aten:CPU'].impl('masked_select.out', _k_CPU_masked_select_out, debug=_SITE + '8124')
 
 
-def _op242(_def, _lib):  # aten::matmul
+def _op247(_def, _lib):  # aten::matmul
     _def['aten'].define('matmul(Tensor self, Tensor other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('matmul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('matmul', _k_CompositeImplicitAutograd_matmul, debug=_SITE + '8001')
-    _lib['aten:CompositeImplicitAutograd'].impl('matmul.out', _k_CompositeImplicitAutograd_matmul_out, debug=_SITE + '8002')
+    _lib['aten:CompositeImplicitAutograd'].impl('matmul', _k_CompositeImplicitAutograd_matmul, debug=_SITE + '8130')
+    _lib['aten:CompositeImplicitAutograd'].impl('matmul.out', _k_CompositeImplicitAutograd_matmul_out, debug=_SITE + '8131')
 
 
-def _op243(_def, _lib):  # aten::max
+def _op248(_def, _lib):  # aten::max
     _def['aten'].define('max(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('max.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('max', _k_CPU_max, debug=_SITE + '8010')
-    _lib['aten:CPU'].impl('max.dim', wrapper_CPU_max_dim, debug=_SITE + '8011')
-    _lib['aten:CPU'].impl('max.dim_max', wrapper_CPU_max_dim_max, debug=_SITE + '8012')
-    _lib['aten:CPU'].impl('max.unary_out', _k_CPU_max_unary_out, debug=_SITE + '8013')
-    _lib['aten:Meta'].impl('max', _k_Meta_max, debug=_SITE + '8014')
-    _lib['aten:Meta'].impl('max.dim', wrapper_Meta_max_dim, debug=_SITE + '8015')
-    _lib['aten:Meta'].impl('max.dim_max', wrapper_Meta_max_dim_max, debug=_SITE + '8016')
-    _lib['aten:Meta'].impl('max.unary_out', _k_Meta_max_unary_out, debug=_SITE + '8017')
+    _lib['aten:CPU'].impl('max', _k_CPU_max, debug=_SITE + '8139')
+    _lib['aten:CPU'].impl('max.dim', wrapper_CPU_max_dim, debug=_SITE + '8140')
+    _lib['aten:CPU'].impl('max.dim_max', wrapper_CPU_max_dim_max, debug=_SITE + '8141')
+    _lib['aten:CPU'].impl('max.unary_out', _k_CPU_max_unary_out, debug=_SITE + '8142')
+    _lib['aten:Meta'].impl('max', _k_Meta_max, debug=_SITE + '8143')
+    _lib['aten:Meta'].impl('max.dim', wrapper_Meta_max_dim, debug=_SITE + '8144')
+    _lib['aten:Meta'].impl('max.dim_max', wrapper_Meta_max_dim_max, debug=_SITE + '8145')
+    _lib['aten:Meta'].impl('max.unary_out', _k_Meta_max_unary_out, debug=_SITE + '8146')
 
 
-def _op244(_def, _lib):  # aten::maximum
+def _op249(_def, _lib):  # aten::maximum
     _def['aten'].define('maximum(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('maximum', wrapper_CPU_maximum, debug=_SITE + '8023')
-    _lib['aten:CPU'].impl('maximum.out', wrapper_CPU_maximum_out, debug=_SITE + '8024')
-    _lib['aten:Meta'].impl('maximum', wrapper_Meta_maximum, debug=_SITE + '8025')
-    _lib['aten:Meta'].impl('maximum.out', wrapper_Meta_maximum_out, debug=_SITE + '8026')
+    _lib['aten:CPU'].impl('maximum', wrapper_CPU_maximum, debug=_SITE + '8152')
+    _lib['aten:CPU'].impl('maximum.out', wrapper_CPU_maximum_out, debug=_SITE + '8153')
+    _lib['aten:Meta'].impl('maximum', wrapper_Meta_maximum, debug=_SITE + '8154')
+    _lib['aten:Meta'].impl('maximum.out', wrapper_Meta_maximum_out, debug=_SITE + '8155')
 
 
-def _op245(_def, _lib):  # aten::mean
+def _op250(_def, _lib):  # aten::mean
     _def['aten'].define('mean(Tensor self, *, ScalarType? dtype=None) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('mean.dtype_out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('mean.dim', wrapper_CPU_mean_dim, debug=_SITE + '8034')
-    _lib['aten:CPU'].impl('mean.out', wrapper_CPU_mean_out, debug=_SITE + '8035')
-    _lib['aten:CompositeExplicitAutograd'].impl('mean', _k_CompositeExplicitAutograd_mean, debug=_SITE + '8036')
-    _lib['aten:CompositeExplicitAutograd'].impl('mean.dtype_out', _k_CompositeExplicitAutograd_mean_dtype_out, debug=_SITE + '8037')
-    _lib['aten:Meta'].impl('mean.dim', wrapper_Meta_mean_dim, debug=_SITE + '8038')
-    _lib['aten:Meta'].impl('mean.out', wrapper_Meta_mean_out, debug=_SITE + '8039')
+    _lib['aten:CPU'].impl('mean.dim', wrapper_CPU_mean_dim, debug=_SITE + '8163')
+    _lib['aten:CPU'].impl('mean.out', wrapper_CPU_mean_out, debug=_SITE + '8164')
+    _lib['aten:CompositeExplicitAutograd'].impl('mean', _k_CompositeExplicitAutograd_mean, debug=_SITE + '8165')
+    _lib['aten:CompositeExplicitAutograd'].impl('mean.dtype_out', _k_CompositeExplicitAutograd_mean_dtype_out, debug=_SITE + '8166')
+    _lib['aten:Meta'].impl('mean.dim', wrapper_Meta_mean_dim, debug=_SITE + '8167')
+    _lib['aten:Meta'].impl('mean.out', wrapper_Meta_mean_out, debug=_SITE + '8168')
 
 
-def _op246(_def, _lib):  # aten::min
+def _op251(_def, _lib):  # aten::min
     _def['aten'].define('min(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('min.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('min', _k_CPU_min, debug=_SITE + '8047')
-    _lib['aten:CPU'].impl('min.dim', wrapper_CPU_min_dim, debug=_SITE + '8048')
-    _lib['aten:CPU'].impl('min.dim_min', wrapper_CPU_min_dim_min, debug=_SITE + '8049')
-    _lib['aten:CPU'].impl('min.unary_out', _k_CPU_min_unary_out, debug=_SITE + '8050')
-    _lib['aten:Meta'].impl('min', _k_Meta_min, debug=_SITE + '8051')
-    _lib['aten:Meta'].impl('min.dim', wrapper_Meta_min_dim, debug=_SITE + '8052')
-    _lib['aten:Meta'].impl('min.dim_min', wrapper_Meta_min_dim_min, debug=_SITE + '8053')
-    _lib['aten:Meta'].impl('min.unary_out', _k_Meta_min_unary_out, debug=_SITE + '8054')
+    _lib['aten:CPU'].impl('min', _k_CPU_min, debug=_SITE + '8176')
+    _lib['aten:CPU'].impl('min.dim', wrapper_CPU_min_dim, debug=_SITE + '8177')
+    _lib['aten:CPU'].impl('min.dim_min', wrapper_CPU_min_dim_min, debug=_SITE + '8178')
+    _lib['aten:CPU'].impl('min.unary_out', _k_CPU_min_unary_out, debug=_SITE + '8179')
+    _lib['aten:Meta'].impl('min', _k_Meta_min, debug=_SITE + '8180')
+    _lib['aten:Meta'].impl('min.dim', wrapper_Meta_min_dim, debug=_SITE + '8181')
+    _lib['aten:Meta'].impl('min.dim_min', wrapper_Meta_min_dim_min, debug=_SITE + '8182')
+    _lib['aten:Meta'].impl('min.unary_out', _k_Meta_min_unary_out, debug=_SITE + '8183')
 
 
-def _op247(_def, _lib):  # aten::minimum
+def _op252(_def, _lib):  # aten::minimum
     _def['aten'].define('minimum(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('minimum', wrapper_CPU_minimum, debug=_SITE + '8060')
-    _lib['aten:CPU'].impl('minimum.out', wrapper_CPU_minimum_out, debug=_SITE + '8061')
-    _lib['aten:Meta'].impl('minimum', wrapper_Meta_minimum, debug=_SITE + '8062')
-    _lib['aten:Meta'].impl('minimum.out', wrapper_Meta_minimum_out, debug=_SITE + '8063')
+    _lib['aten:CPU'].impl('minimum', wrapper_CPU_minimum, debug=_SITE + '8189')
+    _lib['aten:CPU'].impl('minimum.out', wrapper_CPU_minimum_out, debug=_SITE + '8190')
+    _lib['aten:Meta'].impl('minimum', wrapper_Meta_minimum, debug=_SITE + '8191')
+    _lib['aten:Meta'].impl('minimum.out', wrapper_Meta_minimum_out, debug=_SITE + '8192')
 
 
-def _op248(_def, _lib):  # aten::mm
+def _op253(_def, _lib):  # aten::mm
     _def['aten'].define('mm(Tensor self, Tensor mat2) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('mm', wrapper_CPU_mm, debug=_SITE + '8069')
-    _lib['aten:CPU'].impl('mm.out', wrapper_CPU_mm_out, debug=_SITE + '8070')
-    _lib['aten:Meta'].impl('mm', wrapper_Meta_mm, debug=_SITE + '8071')
-    _lib['aten:Meta'].impl('mm.out', wrapper_Meta_mm_out, debug=_SITE + '8072')
+    _lib['aten:CPU'].impl('mm', wrapper_CPU_mm, debug=_SITE + '8198')
+    _lib['aten:CPU'].impl('mm.out', wrapper_CPU_mm_out, debug=_SITE + '8199')
+    _lib['aten:Meta'].impl('mm', wrapper_Meta_mm, debug=_SITE + '8200')
+    _lib['aten:Meta'].impl('mm.out', wrapper_Meta_mm_out, debug=_SITE + '8201')
 
 
-def _op249(_def, _lib):  # aten::moveaxis
+def _op254(_def, _lib):  # aten::moveaxis
     _def['aten'].define('moveaxis.int(Tensor(a) self, int source, int destination) -> Tensor(a)', tags=('pt2_compliant_tag',))
     _def['aten'].define('moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('moveaxis.int', _k_CompositeImplicitAutograd_moveaxis_int, debug=_SITE + '8078')
-    _lib['aten:CompositeImplicitAutograd'].impl('moveaxis.intlist', _k_CompositeImplicitAutograd_moveaxis_intlist, debug=_SITE + '8079')
+    _lib['aten:CompositeImplicitAutograd'].impl('moveaxis.int', _k_CompositeImplicitAutograd_moveaxis_int, debug=_SITE + '8207')
+    _lib['aten:CompositeImplicitAutograd'].impl('moveaxis.intlist', _k_CompositeImplicitAutograd_moveaxis_intlist, debug=_SITE + '8208')
 
 
-def _op250(_def, _lib):  # aten::movedim
+def _op255(_def, _lib):  # aten::movedim
     _def['aten'].define('movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)', tags=('pt2_compliant_tag',))
     _def['aten'].define('movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('movedim.int', _k_CompositeImplicitAutograd_movedim_int, debug=_SITE + '8085')
-    _lib['aten:CompositeImplicitAutograd'].impl('movedim.intlist', _k_CompositeImplicitAutograd_movedim_intlist, debug=_SITE + '8086')
+    _lib['aten:CompositeImplicitAutograd'].impl('movedim.int', _k_CompositeImplicitAutograd_movedim_int, debug=_SITE + '8214')
+    _lib['aten:CompositeImplicitAutograd'].impl('movedim.intlist', _k_CompositeImplicitAutograd_movedim_intlist, debug=_SITE + '8215')
 
 
-def _op251(_def, _lib):  # aten::mul
+def _op256(_def, _lib):  # aten::mul
     _def['aten'].define('mul.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('mul.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('mul.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('mul.Tensor', wrapper_CPU_mul_Tensor, debug=_SITE + '8094')
-    _lib['aten:CPU'].impl('mul.out', wrapper_CPU_mul_out, debug=_SITE + '8095')
-    _lib['aten:CompositeExplicitAutograd'].impl('mul.Scalar', _k_CompositeExplicitAutograd_mul_Scalar, debug=_SITE + '8096')
-    _lib['aten:CompositeExplicitAutograd'].impl('mul.Scalar_out', generated_mul_Scalar_out, debug=_SITE + '8097')
-    _lib['aten:Meta'].impl('mul.Tensor', wrapper_Meta_mul_Tensor, debug=_SITE + '8098')
-    _lib['aten:Meta'].impl('mul.out', wrapper_Meta_mul_out, debug=_SITE + '8099')
+    _lib['aten:CPU'].impl('mul.Tensor', wrapper_CPU_mul_Tensor, debug=_SITE + '8223')
+    _lib['aten:CPU'].impl('mul.out', wrapper_CPU_mul_out, debug=_SITE + '8224')
+    _lib['aten:CompositeExplicitAutograd'].impl('mul.Scalar', _k_CompositeExplicitAutograd_mul_Scalar, debug=_SITE + '8225')
+    _lib['aten:CompositeExplicitAutograd'].impl('mul.Scalar_out', generated_mul_Scalar_out, debug=_SITE + '8226')
+    _lib['aten:Meta'].impl('mul.Tensor', wrapper_Meta_mul_Tensor, debug=_SITE + '8227')
+    _lib['aten:Meta'].impl('mul.out', wrapper_Meta_mul_out, debug=_SITE + '8228')
 
 
-def _op252(_def, _lib):  # aten::mul_
+def _op257(_def, _lib):  # aten::mul_
     _def['aten'].define('mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('mul_.Tensor', wrapper_CPU_mul__Tensor, debug=_SITE + '8105')
-    _lib['aten:CompositeExplicitAutograd'].impl('mul_.Scalar', _k_CompositeExplicitAutograd_mul__Scalar, debug=_SITE + '8106')
-    _lib['aten:Meta'].impl('mul_.Tensor', wrapper_Meta_mul__Tensor, debug=_SITE + '8107')
+    _lib['aten:CPU'].impl('mul_.Tensor', wrapper_CPU_mul__Tensor, debug=_SITE + '8234')
+    _lib['aten:CompositeExplicitAutograd'].impl('mul_.Scalar', _k_CompositeExplicitAutograd_mul__Scalar, debug=_SITE + '8235')
+    _lib['aten:Meta'].impl('mul_.Tensor', wrapper_Meta_mul__Tensor, debug=_SITE + '8236')
 
 
-def _op253(_def, _lib):  # aten::multiply
+def _op258(_def, _lib):  # aten::multiply
     _def['aten'].define('multiply.Scalar(Tensor self, Scalar other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('multiply.Tensor(Tensor self, Tensor other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('multiply.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('multiply.Scalar', _k_CompositeImplicitAutograd_multiply_Scalar, debug=_SITE + '8114')
-    _lib['aten:CompositeImplicitAutograd'].impl('multiply.Tensor', _k_CompositeImplicitAutograd_multiply_Tensor, debug=_SITE + '8115')
-    _lib['aten:CompositeImplicitAutograd'].impl('multiply.out', _k_CompositeImplicitAutograd_multiply_out, debug=_SITE + '8116')
+    _lib['aten:CompositeImplicitAutograd'].impl('multiply.Scalar', _k_CompositeImplicitAutograd_multiply_Scalar, debug=_SITE + '8243')
+    _lib['aten:CompositeImplicitAutograd'].impl('multiply.Tensor', _k_CompositeImplicitAutograd_multiply_Tensor, debug=_SITE + '8244')
+    _lib['aten:CompositeImplicitAutograd'].impl('multiply.out', _k_CompositeImplicitAutograd_multiply_out, debug=_SITE + '8245')
 
 
-def _op254(_def, _lib):  # aten::multiply_
+def _op259(_def, _lib):  # aten::multiply_
     _def['aten'].define('multiply_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('multiply_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('multiply_.Scalar', _k_CompositeImplicitAutograd_multiply__Scalar, debug=_SITE + '8122')
-    _lib['aten:CompositeImplicitAutograd'].impl('multiply_.Tensor', _k_CompositeImplicitAutograd_multiply__Tensor, debug=_SITE + '8123')
+    _lib['aten:CompositeImplicitAutograd'].impl('multiply_.Scalar', _k_CompositeImplicitAutograd_multiply__Scalar, debug=_SITE + '8251')
+    _lib['aten:CompositeImplicitAutograd'].impl('multiply_.Tensor', _k_CompositeImplicitAutograd_multiply__Tensor, debug=_SITE + '8252')
 
 
-def _op255(_def, _lib):  # aten::mv
+def _op260(_def, _lib):  # aten::mv
     _def['aten'].define('mv(Tensor self, Tensor vec) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('mv.out(Tensor self, Tensor vec, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('mv', _k_CompositeExplicitAutograd_mv, debug=_SITE + '8129')
-    _lib['aten:CompositeExplicitAutograd'].impl('mv.out', _k_CompositeExplicitAutograd_mv_out, debug=_SITE + '8130')
+    _lib['aten:CompositeExplicitAutograd'].impl('mv', _k_CompositeExplicitAutograd_mv, debug=_SITE + '8258')
+    _lib['aten:CompositeExplicitAutograd'].impl('mv.out', _k_CompositeExplicitAutograd_mv_out, debug=_SITE + '8259')
 
 
-def _op256(_def, _lib):  # aten::nan_to_num
+def _op261(_def, _lib):  # aten::nan_to_num
     _def['aten'].define('nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('nan_to_num.out(Tensor self, float? nan=None, float? posinf=None, float? neginf=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('nan_to_num.out', _k_CPU_nan_to_num_out, debug=_SITE + '8136')
-    _lib['aten:CompositeExplicitAutograd'].impl('nan_to_num', _k_CompositeExplicitAutograd_nan_to_num, debug=_SITE + '8137')
-    _lib['aten:Meta'].impl('nan_to_num.out', _k_Meta_nan_to_num_out, debug=_SITE + '8138')
+    _lib['aten:CPU'].impl('nan_to_num.out', _k_CPU_nan_to_num_out, debug=_SITE + '8265')
+    _lib['aten:CompositeExplicitAutograd'].impl('nan_to_num', _k_CompositeExplicitAutograd_nan_to_num, debug=_SITE + '8266')
+    _lib['aten:Meta'].impl('nan_to_num.out', _k_Meta_nan_to_num_out, debug=_SITE + '8267')
 
 
-def _op257(_def, _lib):  # aten::nan_to_num_
+def _op262(_def, _lib):  # aten::nan_to_num_
     _def['aten'].define('nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('nan_to_num_', _k_CompositeExplicitAutograd_nan_to_num_, debug=_SITE + '8143')
+    _lib['aten:CompositeExplicitAutograd'].impl('nan_to_num_', _k_CompositeExplicitAutograd_nan_to_num_, debug=_SITE + '8272')
 
 
-def _op258(_def, _lib):  # aten::narrow
+def _op263(_def, _lib):  # aten::narrow
     _def['aten'].define('narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)', tags=('pt2_compliant_tag',))
     _def['aten'].define('narrow.Tensor(Tensor(a) self, int dim, Tensor start, SymInt length) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('narrow', _k_CompositeImplicitAutograd_narrow, debug=_SITE + '8149')
-    _lib['aten:CompositeImplicitAutograd'].impl('narrow.Tensor', _k_CompositeImplicitAutograd_narrow_Tensor, debug=_SITE + '8150')
+    _lib['aten:CompositeImplicitAutograd'].impl('narrow', _k_CompositeImplicitAutograd_narrow, debug=_SITE + '8278')
+    _lib['aten:CompositeImplicitAutograd'].impl('narrow.Tensor', _k_CompositeImplicitAutograd_narrow_Tensor, debug=_SITE + '8279')
 
 
-def _op259(_def, _lib):  # aten::narrow_copy
+def _op264(_def, _lib):  # aten::narrow_copy
     _def['aten'].define('narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('narrow_copy.out(Tensor self, int dim, SymInt start, SymInt length, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('narrow_copy.out', _k_CompositeExplicitAutograd_narrow_copy_out, debug=_SITE + '8156')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('narrow_copy', generated_narrow_copy, debug=_SITE + '8157')
+    _lib['aten:CompositeExplicitAutograd'].impl('narrow_copy.out', _k_CompositeExplicitAutograd_narrow_copy_out, debug=_SITE + '8285')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('narrow_copy', generated_narrow_copy, debug=_SITE + '8286')
 
 
-def _op260(_def, _lib):  # aten::native_dropout
+def _op265(_def, _lib):  # aten::native_dropout
     _def['aten'].define('native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)', tags=('core', 'nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('native_dropout.out(Tensor input, float p, bool? train, *, Tensor(a!) out0, Tensor(b!) out1) -> (Tensor(a!), Tensor(b!))', tags=('generated', 'nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('native_dropout', _k_CPU_native_dropout, debug=_SITE + '8163')
-    _lib['aten:CompositeExplicitAutograd'].impl('native_dropout.out', generated_native_dropout_out, debug=_SITE + '8164')
-    _lib['aten:Meta'].impl('native_dropout', _k_Meta_native_dropout, debug=_SITE + '8165')
+    _lib['aten:CPU'].impl('native_dropout', _k_CPU_native_dropout, debug=_SITE + '8292')
+    _lib['aten:CompositeExplicitAutograd'].impl('native_dropout.out', generated_native_dropout_out, debug=_SITE + '8293')
+    _lib['aten:Meta'].impl('native_dropout', _k_Meta_native_dropout, debug=_SITE + '8294')
 
 
-def _op261(_def, _lib):  # aten::native_layer_norm
+def _op266(_def, _lib):  # aten::native_layer_norm
     _def['aten'].define('native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('native_layer_norm.out(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('native_layer_norm', _k_CPU_native_layer_norm, debug=_SITE + '8171')
-    _lib['aten:CompositeExplicitAutograd'].impl('native_layer_norm.out', generated_native_layer_norm_out, debug=_SITE + '8172')
-    _lib['aten:Meta'].impl('native_layer_norm', _k_Meta_native_layer_norm, debug=_SITE + '8173')
+    _lib['aten:CPU'].impl('native_layer_norm', _k_CPU_native_layer_norm, debug=_SITE + '8300')
+    _lib['aten:CompositeExplicitAutograd'].impl('native_layer_norm.out', generated_native_layer_norm_out, debug=_SITE + '8301')
+    _lib['aten:Meta'].impl('native_layer_norm', _k_Meta_native_layer_norm, debug=_SITE + '8302')
 
 
-def _op262(_def, _lib):  # aten::ne
+def _op267(_def, _lib):  # aten::ne
     _def['aten'].define('ne.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('ne.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('ne.Scalar', wrapper_CPU_ne_Scalar, debug=_SITE + '8181')
-    _lib['aten:CPU'].impl('ne.Scalar_out', wrapper_CPU_ne_Scalar_out, debug=_SITE + '8182')
-    _lib['aten:CPU'].impl('ne.Tensor', wrapper_CPU_ne_Tensor, debug=_SITE + '8183')
-    _lib['aten:CPU'].impl('ne.Tensor_out', wrapper_CPU_ne_Tensor_out, debug=_SITE + '8184')
-    _lib['aten:Meta'].impl('ne.Scalar', wrapper_Meta_ne_Scalar, debug=_SITE + '8185')
-    _lib['aten:Meta'].impl('ne.Scalar_out', wrapper_Meta_ne_Scalar_out, debug=_SITE + '8186')
-    _lib['aten:Meta'].impl('ne.Tensor', wrapper_Meta_ne_Tensor, debug=_SITE + '8187')
-    _lib['aten:Meta'].impl('ne.Tensor_out', wrapper_Meta_ne_Tensor_out, debug=_SITE + '8188')
+    _lib['aten:CPU'].impl('ne.Scalar', wrapper_CPU_ne_Scalar, debug=_SITE + '8310')
+    _lib['aten:CPU'].impl('ne.Scalar_out', wrapper_CPU_ne_Scalar_out, debug=_SITE + '8311')
+    _lib['aten:CPU'].impl('ne.Tensor', wrapper_CPU_ne_Tensor, debug=_SITE + '8312')
+    _lib['aten:CPU'].impl('ne.Tensor_out', wrapper_CPU_ne_Tensor_out, debug=_SITE + '8313')
+    _lib['aten:Meta'].impl('ne.Scalar', wrapper_Meta_ne_Scalar, debug=_SITE + '8314')
+    _lib['aten:Meta'].impl('ne.Scalar_out', wrapper_Meta_ne_Scalar_out, debug=_SITE + '8315')
+    _lib['aten:Meta'].impl('ne.Tensor', wrapper_Meta_ne_Tensor, debug=_SITE + '8316')
+    _lib['aten:Meta'].impl('ne.Tensor_out', wrapper_Meta_ne_Tensor_out, debug=_SITE + '8317')
 
 
-def _op263(_def, _lib):  # aten::ne_
+def _op268(_def, _lib):  # aten::ne_
     _def['aten'].define('ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('ne_.Scalar', wrapper_CPU_ne__Scalar, debug=_SITE + '8194')
-    _lib['aten:CPU'].impl('ne_.Tensor', wrapper_CPU_ne__Tensor, debug=_SITE + '8195')
-    _lib['aten:Meta'].impl('ne_.Scalar', wrapper_Meta_ne__Scalar, debug=_SITE + '8196')
-    _lib['aten:Meta'].impl('ne_.Tensor', wrapper_Meta_ne__Tensor, debug=_SITE + '8197')
+    _lib['aten:CPU'].impl('ne_.Scalar', wrapper_CPU_ne__Scalar, debug=_SITE + '8323')
+    _lib['aten:CPU'].impl('ne_.Tensor', wrapper_CPU_ne__Tensor, debug=_SITE + '8324')
+    _lib['aten:Meta'].impl('ne_.Scalar', wrapper_Meta_ne__Scalar, debug=_SITE + '8325')
+    _lib['aten:Meta'].impl('ne_.Tensor', wrapper_Meta_ne__Tensor, debug=_SITE + '8326')
 
 
-def _op264(_def, _lib):  # aten::neg
+def _op269(_def, _lib):  # aten::neg
     _def['aten'].define('neg(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('neg', wrapper_CPU_neg, debug=_SITE + '8203')
-    _lib['aten:CPU'].impl('neg.out', wrapper_CPU_neg_out, debug=_SITE + '8204')
-    _lib['aten:Meta'].impl('neg', wrapper_Meta_neg, debug=_SITE + '8205')
-    _lib['aten:Meta'].impl('neg.out', wrapper_Meta_neg_out, debug=_SITE + '8206')
+    _lib['aten:CPU'].impl('neg', wrapper_CPU_neg, debug=_SITE + '8332')
+    _lib['aten:CPU'].impl('neg.out', wrapper_CPU_neg_out, debug=_SITE + '8333')
+    _lib['aten:Meta'].impl('neg', wrapper_Meta_neg, debug=_SITE + '8334')
+    _lib['aten:Meta'].impl('neg.out', wrapper_Meta_neg_out, debug=_SITE + '8335')
 
 
-def _op265(_def, _lib):  # aten::neg_
+def _op270(_def, _lib):  # aten::neg_
     _def['aten'].define('neg_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('neg_', wrapper_CPU_neg_, debug=_SITE + '8211')
-    _lib['aten:Meta'].impl('neg_', wrapper_Meta_neg_, debug=_SITE + '8212')
+    _lib['aten:CPU'].impl('neg_', wrapper_CPU_neg_, debug=_SITE + '8340')
+    _lib['aten:Meta'].impl('neg_', wrapper_Meta_neg_, debug=_SITE + '8341')
 
 
-def _op266(_def, _lib):  # aten::negative
+def _op271(_def, _lib):  # aten::negative
     _def['aten'].define('negative(Tensor self) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('negative.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('negative', _k_CompositeImplicitAutograd_negative, debug=_SITE + '8218')
-    _lib['aten:CompositeImplicitAutograd'].impl('negative.out', _k_CompositeImplicitAutograd_negative_out, debug=_SITE + '8219')
+    _lib['aten:CompositeImplicitAutograd'].impl('negative', _k_CompositeImplicitAutograd_negative, debug=_SITE + '8347')
+    _lib['aten:CompositeImplicitAutograd'].impl('negative.out', _k_CompositeImplicitAutograd_negative_out, debug=_SITE + '8348')
 
 
-def _op267(_def, _lib):  # aten::negative_
+def _op272(_def, _lib):  # aten::negative_
     _def['aten'].define('negative_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('negative_', _k_CompositeImplicitAutograd_negative_, debug=_SITE + '8224')
+    _lib['aten:CompositeImplicitAutograd'].impl('negative_', _k_CompositeImplicitAutograd_negative_, debug=_SITE + '8353')
 
 
-def _op268(_def, _lib):  # aten::new_empty
+def _op273(_def, _lib):  # aten::new_empty
     _def['aten'].define('new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('new_empty.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('new_empty', _k_CompositeExplicitAutograd_new_empty, debug=_SITE + '8230')
-    _lib['aten:CompositeExplicitAutograd'].impl('new_empty.out', generated_new_empty_out, debug=_SITE + '8231')
+    _lib['aten:CompositeExplicitAutograd'].impl('new_empty', _k_CompositeExplicitAutograd_new_empty, debug=_SITE + '8359')
+    _lib['aten:CompositeExplicitAutograd'].impl('new_empty.out', generated_new_empty_out, debug=_SITE + '8360')
 
 
-def _op269(_def, _lib):  # aten::new_empty_strided
+def _op274(_def, _lib):  # aten::new_empty_strided
     _def['aten'].define('new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('new_empty_strided.out(Tensor self, SymInt[] size, SymInt[] stride, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('new_empty_strided.out', generated_new_empty_strided_out, debug=_SITE + '8237')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('new_empty_strided', _k_CompositeExplicitAutogradNonFunctional_new_empty_strided, debug=_SITE + '8238')
+    _lib['aten:CompositeExplicitAutograd'].impl('new_empty_strided.out', generated_new_empty_strided_out, debug=_SITE + '8366')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('new_empty_strided', _k_CompositeExplicitAutogradNonFunctional_new_empty_strided, debug=_SITE + '8367')
 
 
-def _op270(_def, _lib):  # aten::new_full
+def _op275(_def, _lib):  # aten::new_full
     _def['aten'].define('new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('new_full.out(Tensor self, SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('new_full', _k_CompositeExplicitAutograd_new_full, debug=_SITE + '8244')
-    _lib['aten:CompositeExplicitAutograd'].impl('new_full.out', generated_new_full_out, debug=_SITE + '8245')
+    _lib['aten:CompositeExplicitAutograd'].impl('new_full', _k_CompositeExplicitAutograd_new_full, debug=_SITE + '8373')
+    _lib['aten:CompositeExplicitAutograd'].impl('new_full.out', generated_new_full_out, debug=_SITE + '8374')
 
 
-def _op271(_def, _lib):  # aten::new_ones
+def _op276(_def, _lib):  # aten::new_ones
     _def['aten'].define('new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('new_ones.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('new_ones', _k_CompositeExplicitAutograd_new_ones, debug=_SITE + '8251')
-    _lib['aten:CompositeExplicitAutograd'].impl('new_ones.out', generated_new_ones_out, debug=_SITE + '8252')
+    _lib['aten:CompositeExplicitAutograd'].impl('new_ones', _k_CompositeExplicitAutograd_new_ones, debug=_SITE + '8380')
+    _lib['aten:CompositeExplicitAutograd'].impl('new_ones.out', generated_new_ones_out, debug=_SITE + '8381')
 
 
-def _op272(_def, _lib):  # aten::new_zeros
+def _op277(_def, _lib):  # aten::new_zeros
     _def['aten'].define('new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('new_zeros.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('new_zeros', _k_CompositeExplicitAutograd_new_zeros, debug=_SITE + '8258')
-    _lib['aten:CompositeExplicitAutograd'].impl('new_zeros.out', generated_new_zeros_out, debug=_SITE + '8259')
+    _lib['aten:CompositeExplicitAutograd'].impl('new_zeros', _k_CompositeExplicitAutograd_new_zeros, debug=_SITE + '8387')
+    _lib['aten:CompositeExplicitAutograd'].impl('new_zeros.out', generated_new_zeros_out, debug=_SITE + '8388')
 
 
-def _op273(_def, _lib):  # aten::nll_loss
+def _op278(_def, _lib):  # aten::nll_loss
     _def['aten'].define('nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('nll_loss.out(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss', _k_CompositeImplicitAutograd_nll_loss, debug=_SITE + '8265')
-    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss.out', _k_CompositeImplicitAutograd_nll_loss_out, debug=_SITE + '8266')
+    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss', _k_CompositeImplicitAutograd_nll_loss, debug=_SITE + '8394')
+    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss.out', _k_CompositeImplicitAutograd_nll_loss_out, debug=_SITE + '8395')
 
 
-def _op274(_def, _lib):  # aten::nll_loss2d
+def _op279(_def, _lib):  # aten::nll_loss2d
     _def['aten'].define('nll_loss2d(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('nll_loss2d.out(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss2d', _k_CompositeImplicitAutograd_nll_loss2d, debug=_SITE + '8272')
-    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss2d.out', _k_CompositeImplicitAutograd_nll_loss2d_out, debug=_SITE + '8273')
+    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss2d', _k_CompositeImplicitAutograd_nll_loss2d, debug=_SITE + '8401')
+    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss2d.out', _k_CompositeImplicitAutograd_nll_loss2d_out, debug=_SITE + '8402')
 
 
-def _op275(_def, _lib):  # aten::nll_loss2d_forward
+def _op280(_def, _lib):  # aten::nll_loss2d_forward
     _def['aten'].define('nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)', tags=('pt2_compliant_tag',))
     _def['aten'].define('nll_loss2d_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('nll_loss2d_forward', _k_CPU_nll_loss2d_forward, debug=_SITE + '8279')
-    _lib['aten:CPU'].impl('nll_loss2d_forward.output', _k_CPU_nll_loss2d_forward_output, debug=_SITE + '8280')
-    _lib['aten:Meta'].impl('nll_loss2d_forward', _k_Meta_nll_loss2d_forward, debug=_SITE + '8281')
-    _lib['aten:Meta'].impl('nll_loss2d_forward.output', _k_Meta_nll_loss2d_forward_output, debug=_SITE + '8282')
+    _lib['aten:CPU'].impl('nll_loss2d_forward', _k_CPU_nll_loss2d_forward, debug=_SITE + '8408')
+    _lib['aten:CPU'].impl('nll_loss2d_forward.output', _k_CPU_nll_loss2d_forward_output, debug=_SITE + '8409')
+    _lib['aten:Meta'].impl('nll_loss2d_forward', _k_Meta_nll_loss2d_forward, debug=_SITE + '8410')
+    _lib['aten:Meta'].impl('nll_loss2d_forward.output', _k_Meta_nll_loss2d_forward_output, debug=_SITE + '8411')
 
 
-def _op276(_def, _lib):  # aten::nll_loss_forward
+def _op281(_def, _lib):  # aten::nll_loss_forward
     _def['aten'].define('nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)', tags=('pt2_compliant_tag',))
     _def['aten'].define('nll_loss_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('nll_loss_forward', wrapper_CPU_nll_loss_forward, debug=_SITE + '8288')
-    _lib['aten:CPU'].impl('nll_loss_forward.output', wrapper_CPU_nll_loss_forward_output, debug=_SITE + '8289')
-    _lib['aten:Meta'].impl('nll_loss_forward', wrapper_Meta_nll_loss_forward, debug=_SITE + '8290')
-    _lib['aten:Meta'].impl('nll_loss_forward.output', wrapper_Meta_nll_loss_forward_output, debug=_SITE + '8291')
+    _lib['aten:CPU'].impl('nll_loss_forward', wrapper_CPU_nll_loss_forward, debug=_SITE + '8417')
+    _lib['aten:CPU'].impl('nll_loss_forward.output', wrapper_CPU_nll_loss_forward_output, debug=_SITE + '8418')
+    _lib['aten:Meta'].impl('nll_loss_forward', wrapper_Meta_nll_loss_forward, debug=_SITE + '8419')
+    _lib['aten:Meta'].impl('nll_loss_forward.output', wrapper_Meta_nll_loss_forward_output, debug=_SITE + '8420')
 
 
-def _op277(_def, _lib):  # aten::nll_loss_nd
+def _op282(_def, _lib):  # aten::nll_loss_nd
     _def['aten'].define('nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss_nd', _k_CompositeImplicitAutograd_nll_loss_nd, debug=_SITE + '8296')
+    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss_nd', _k_CompositeImplicitAutograd_nll_loss_nd, debug=_SITE + '8425')
 
 
-def _op278(_def, _lib):  # aten::nonzero
+def _op283(_def, _lib):  # aten::nonzero
     _def['aten'].define('nonzero(Tensor self) -> Tensor', tags=('core', 'dynamic_output_shape', 'pt2_compliant_tag',))
     _def['aten'].define('nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('dynamic_output_shape', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('nonzero', _k_CPU_nonzero, debug=_SITE + '8302')
-    _lib['aten:CPU'].impl('nonzero.out', _k_CPU_nonzero_out, debug=_SITE + '8303')
+    _lib['aten:CPU'].impl('nonzero', _k_CPU_nonzero, debug=_SITE + '8431')
+    _lib['aten:CPU'].impl('nonzero.out', _k_CPU_nonzero_out, debug=_SITE + '8432')
 
 
-def _op279(_def, _lib):  # aten::norm
+def _op284(_def, _lib):  # aten::norm
     _def['aten'].define('norm.Scalar(Tensor self, Scalar p=2) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
@@ -8312,372 +8441,384 @@ def _op279(_def, _lib):  # aten::norm
     _def['aten'].define('norm.Scalar_out(Tensor self, Scalar p=2, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('norm.dtype_out(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('norm.out(Tensor self, Scalar? p, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('norm.ScalarOpt_dim', wrapper_CPU_norm_ScalarOpt_dim, debug=_SITE + '8315')
-    _lib['aten:CPU'].impl('norm.ScalarOpt_dim_dtype', wrapper_CPU_norm_ScalarOpt_dim_dtype, debug=_SITE + '8316')
-    _lib['aten:CPU'].impl('norm.dtype_out', wrapper_CPU_norm_dtype_out, debug=_SITE + '8317')
-    _lib['aten:CPU'].impl('norm.out', wrapper_CPU_norm_out, debug=_SITE + '8318')
-    _lib['aten:CompositeExplicitAutograd'].impl('norm.Scalar', _k_CompositeExplicitAutograd_norm_Scalar, debug=_SITE + '8319')
-    _lib['aten:CompositeExplicitAutograd'].impl('norm.ScalarOpt_dtype', _k_CompositeExplicitAutograd_norm_ScalarOpt_dtype, debug=_SITE + '8320')
-    _lib['aten:CompositeExplicitAutograd'].impl('norm.ScalarOpt_dtype_out', generated_norm_ScalarOpt_dtype_out, debug=_SITE + '8321')
-    _lib['aten:CompositeExplicitAutograd'].impl('norm.Scalar_out', generated_norm_Scalar_out, debug=_SITE + '8322')
-    _lib['aten:Meta'].impl('norm.ScalarOpt_dim', wrapper_Meta_norm_ScalarOpt_dim, debug=_SITE + '8323')
-    _lib['aten:Meta'].impl('norm.ScalarOpt_dim_dtype', wrapper_Meta_norm_ScalarOpt_dim_dtype, debug=_SITE + '8324')
-    _lib['aten:Meta'].impl('norm.dtype_out', wrapper_Meta_norm_dtype_out, debug=_SITE + '8325')
-    _lib['aten:Meta'].impl('norm.out', wrapper_Meta_norm_out, debug=_SITE + '8326')
+    _lib['aten:CPU'].impl('norm.ScalarOpt_dim', wrapper_CPU_norm_ScalarOpt_dim, debug=_SITE + '8444')
+    _lib['aten:CPU'].impl('norm.ScalarOpt_dim_dtype', wrapper_CPU_norm_ScalarOpt_dim_dtype, debug=_SITE + '8445')
+    _lib['aten:CPU'].impl('norm.dtype_out', wrapper_CPU_norm_dtype_out, debug=_SITE + '8446')
+    _lib['aten:CPU'].impl('norm.out', wrapper_CPU_norm_out, debug=_SITE + '8447')
+    _lib['aten:CompositeExplicitAutograd'].impl('norm.Scalar', _k_CompositeExplicitAutograd_norm_Scalar, debug=_SITE + '8448')
+    _lib['aten:CompositeExplicitAutograd'].impl('norm.ScalarOpt_dtype', _k_CompositeExplicitAutograd_norm_ScalarOpt_dtype, debug=_SITE + '8449')
+    _lib['aten:CompositeExplicitAutograd'].impl('norm.ScalarOpt_dtype_out', generated_norm_ScalarOpt_dtype_out, debug=_SITE + '8450')
+    _lib['aten:CompositeExplicitAutograd'].impl('norm.Scalar_out', generated_norm_Scalar_out, debug=_SITE + '8451')
+    _lib['aten:Meta'].impl('norm.ScalarOpt_dim', wrapper_Meta_norm_ScalarOpt_dim, debug=_SITE + '8452')
+    _lib['aten:Meta'].impl('norm.ScalarOpt_dim_dtype', wrapper_Meta_norm_ScalarOpt_dim_dtype, debug=_SITE + '8453')
+    _lib['aten:Meta'].impl('norm.dtype_out', wrapper_Meta_norm_dtype_out, debug=_SITE + '8454')
+    _lib['aten:Meta'].impl('norm.out', wrapper_Meta_norm_out, debug=_SITE + '8455')
 
 
-def _op280(_def, _lib):  # aten::normal
+def _op285(_def, _lib):  # aten::normal
     _def['aten'].define('normal.out(Tensor self, float mean=0, float std=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('normal.out', generated_normal_out, debug=_SITE + '8331')
+    _lib['aten:CompositeExplicitAutograd'].impl('normal.out', generated_normal_out, debug=_SITE + '8460')
 
 
-def _op281(_def, _lib):  # aten::normal_
+def _op286(_def, _lib):  # aten::normal_
     _def['aten'].define('normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)', tags=('inplace', 'nondeterministic_seeded', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('normal_', _k_CPU_normal_, debug=_SITE + '8336')
-    _lib['aten:Meta'].impl('normal_', _k_Meta_normal_, debug=_SITE + '8337')
+    _lib['aten:CPU'].impl('normal_', _k_CPU_normal_, debug=_SITE + '8465')
+    _lib['aten:Meta'].impl('normal_', _k_Meta_normal_, debug=_SITE + '8466')
 
 
-def _op282(_def, _lib):  # aten::normal_functional
+def _op287(_def, _lib):  # aten::normal_functional
     _def['aten'].define('normal_functional(Tensor self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('normal_functional', _k_CompositeExplicitAutograd_normal_functional, debug=_SITE + '8342')
+    _lib['aten:CompositeExplicitAutograd'].impl('normal_functional', _k_CompositeExplicitAutograd_normal_functional, debug=_SITE + '8471')
 
 
-def _op283(_def, _lib):  # aten::not_equal
+def _op288(_def, _lib):  # aten::not_equal
     _def['aten'].define('not_equal.Scalar(Tensor self, Scalar other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('not_equal.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('not_equal.Tensor(Tensor self, Tensor other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('not_equal.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('not_equal.Scalar', _k_CompositeImplicitAutograd_not_equal_Scalar, debug=_SITE + '8350')
-    _lib['aten:CompositeImplicitAutograd'].impl('not_equal.Scalar_out', _k_CompositeImplicitAutograd_not_equal_Scalar_out, debug=_SITE + '8351')
-    _lib['aten:CompositeImplicitAutograd'].impl('not_equal.Tensor', _k_CompositeImplicitAutograd_not_equal_Tensor, debug=_SITE + '8352')
-    _lib['aten:CompositeImplicitAutograd'].impl('not_equal.Tensor_out', _k_CompositeImplicitAutograd_not_equal_Tensor_out, debug=_SITE + '8353')
+    _lib['aten:CompositeImplicitAutograd'].impl('not_equal.Scalar', _k_CompositeImplicitAutograd_not_equal_Scalar, debug=_SITE + '8479')
+    _lib['aten:CompositeImplicitAutograd'].impl('not_equal.Scalar_out', _k_CompositeImplicitAutograd_not_equal_Scalar_out, debug=_SITE + '8480')
+    _lib['aten:CompositeImplicitAutograd'].impl('not_equal.Tensor', _k_CompositeImplicitAutograd_not_equal_Tensor, debug=_SITE + '8481')
+    _lib['aten:CompositeImplicitAutograd'].impl('not_equal.Tensor_out', _k_CompositeImplicitAutograd_not_equal_Tensor_out, debug=_SITE + '8482')
 
 
-def _op284(_def, _lib):  # aten::not_equal_
+def _op289(_def, _lib):  # aten::not_equal_
     _def['aten'].define('not_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('not_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('not_equal_.Scalar', _k_CompositeImplicitAutograd_not_equal__Scalar, debug=_SITE + '8359')
-    _lib['aten:CompositeImplicitAutograd'].impl('not_equal_.Tensor', _k_CompositeImplicitAutograd_not_equal__Tensor, debug=_SITE + '8360')
+    _lib['aten:CompositeImplicitAutograd'].impl('not_equal_.Scalar', _k_CompositeImplicitAutograd_not_equal__Scalar, debug=_SITE + '8488')
+    _lib['aten:CompositeImplicitAutograd'].impl('not_equal_.Tensor', _k_CompositeImplicitAutograd_not_equal__Tensor, debug=_SITE + '8489')
 
 
-def _op285(_def, _lib):  # aten::one_hot
+def _op290(_def, _lib):  # aten::one_hot
     _def['aten'].define('one_hot(Tensor self, int num_classes=-1) -> Tensor', tags=('dynamic_output_shape', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('one_hot', _k_CompositeImplicitAutograd_one_hot, debug=_SITE + '8365')
+    _lib['aten:CompositeImplicitAutograd'].impl('one_hot', _k_CompositeImplicitAutograd_one_hot, debug=_SITE + '8494')
 
 
-def _op286(_def, _lib):  # aten::ones
+def _op291(_def, _lib):  # aten::ones
     _def['aten'].define('ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('ones.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('ones', backend_select_ones, debug=_SITE + '8371')
-    _lib['aten:CompositeExplicitAutograd'].impl('ones', _k_CompositeExplicitAutograd_ones, debug=_SITE + '8372')
-    _lib['aten:CompositeExplicitAutograd'].impl('ones.out', _k_CompositeExplicitAutograd_ones_out, debug=_SITE + '8373')
+    _lib['aten:BackendSelect'].impl('ones', backend_select_ones, debug=_SITE + '8500')
+    _lib['aten:CompositeExplicitAutograd'].impl('ones', _k_CompositeExplicitAutograd_ones, debug=_SITE + '8501')
+    _lib['aten:CompositeExplicitAutograd'].impl('ones.out', _k_CompositeExplicitAutograd_ones_out, debug=_SITE + '8502')
 
 
-def _op287(_def, _lib):  # aten::ones_like
+def _op292(_def, _lib):  # aten::ones_like
     _def['aten'].define('ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('ones_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('ones_like', _k_CompositeExplicitAutograd_ones_like, debug=_SITE + '8379')
-    _lib['aten:CompositeExplicitAutograd'].impl('ones_like.out', generated_ones_like_out, debug=_SITE + '8380')
+    _lib['aten:CompositeExplicitAutograd'].impl('ones_like', _k_CompositeExplicitAutograd_ones_like, debug=_SITE + '8508')
+    _lib['aten:CompositeExplicitAutograd'].impl('ones_like.out', generated_ones_like_out, debug=_SITE + '8509')
 
 
-def _op288(_def, _lib):  # aten::outer
+def _op293(_def, _lib):  # aten::outer
     _def['aten'].define('outer(Tensor self, Tensor vec2) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('outer.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('outer', _k_CompositeImplicitAutograd_outer, debug=_SITE + '8386')
-    _lib['aten:CompositeImplicitAutograd'].impl('outer.out', _k_CompositeImplicitAutograd_outer_out, debug=_SITE + '8387')
+    _lib['aten:CompositeImplicitAutograd'].impl('outer', _k_CompositeImplicitAutograd_outer, debug=_SITE + '8515')
+    _lib['aten:CompositeImplicitAutograd'].impl('outer.out', _k_CompositeImplicitAutograd_outer_out, debug=_SITE + '8516')
 
 
-def _op289(_def, _lib):  # aten::permute
+def _op294(_def, _lib):  # aten::permute
     _def['aten'].define('permute(Tensor(a) self, int[] dims) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('permute', _k_CompositeExplicitAutograd_permute, debug=_SITE + '8392')
+    _lib['aten:CompositeExplicitAutograd'].impl('permute', _k_CompositeExplicitAutograd_permute, debug=_SITE + '8521')
 
 
-def _op290(_def, _lib):  # aten::permute_copy
+def _op295(_def, _lib):  # aten::permute_copy
     _def['aten'].define('permute_copy(Tensor self, int[] dims) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('permute_copy.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('permute_copy.out', generated_permute_copy_out, debug=_SITE + '8398')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('permute_copy', generated_permute_copy, debug=_SITE + '8399')
+    _lib['aten:CompositeExplicitAutograd'].impl('permute_copy.out', generated_permute_copy_out, debug=_SITE + '8527')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('permute_copy', generated_permute_copy, debug=_SITE + '8528')
 
 
-def _op291(_def, _lib):  # aten::positive
+def _op296(_def, _lib):  # aten::positive
     _def['aten'].define('positive(Tensor(a) self) -> Tensor(a)', tags=('pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('positive', _k_CompositeImplicitAutograd_positive, debug=_SITE + '8404')
+    _lib['aten:CompositeImplicitAutograd'].impl('positive', _k_CompositeImplicitAutograd_positive, debug=_SITE + '8533')
 
 
-def _op292(_def, _lib):  # aten::pow
+def _op297(_def, _lib):  # aten::pow
     _def['aten'].define('pow.Scalar(Scalar self, Tensor exponent) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('pow.Scalar', wrapper_CPU_pow_Scalar, debug=_SITE + '8414')
-    _lib['aten:CPU'].impl('pow.Scalar_out', wrapper_CPU_pow_Scalar_out, debug=_SITE + '8415')
-    _lib['aten:CPU'].impl('pow.Tensor_Scalar', wrapper_CPU_pow_Tensor_Scalar, debug=_SITE + '8416')
-    _lib['aten:CPU'].impl('pow.Tensor_Scalar_out', wrapper_CPU_pow_Tensor_Scalar_out, debug=_SITE + '8417')
-    _lib['aten:CPU'].impl('pow.Tensor_Tensor', wrapper_CPU_pow_Tensor_Tensor, debug=_SITE + '8418')
-    _lib['aten:CPU'].impl('pow.Tensor_Tensor_out', wrapper_CPU_pow_Tensor_Tensor_out, debug=_SITE + '8419')
-    _lib['aten:Meta'].impl('pow.Scalar', wrapper_Meta_pow_Scalar, debug=_SITE + '8420')
-    _lib['aten:Meta'].impl('pow.Scalar_out', wrapper_Meta_pow_Scalar_out, debug=_SITE + '8421')
-    _lib['aten:Meta'].impl('pow.Tensor_Scalar', wrapper_Meta_pow_Tensor_Scalar, debug=_SITE + '8422')
-    _lib['aten:Meta'].impl('pow.Tensor_Scalar_out', wrapper_Meta_pow_Tensor_Scalar_out, debug=_SITE + '8423')
-    _lib['aten:Meta'].impl('pow.Tensor_Tensor', wrapper_Meta_pow_Tensor_Tensor, debug=_SITE + '8424')
-    _lib['aten:Meta'].impl('pow.Tensor_Tensor_out', wrapper_Meta_pow_Tensor_Tensor_out, debug=_SITE + '8425')
+    _lib['aten:CPU'].impl('pow.Scalar', wrapper_CPU_pow_Scalar, debug=_SITE + '8543')
+    _lib['aten:CPU'].impl('pow.Scalar_out', wrapper_CPU_pow_Scalar_out, debug=_SITE + '8544')
+    _lib['aten:CPU'].impl('pow.Tensor_Scalar', wrapper_CPU_pow_Tensor_Scalar, debug=_SITE + '8545')
+    _lib['aten:CPU'].impl('pow.Tensor_Scalar_out', wrapper_CPU_pow_Tensor_Scalar_out, debug=_SITE + '8546')
+    _lib['aten:CPU'].impl('pow.Tensor_Tensor', wrapper_CPU_pow_Tensor_Tensor, debug=_SITE + '8547')
+    _lib['aten:CPU'].impl('pow.Tensor_Tensor_out', wrapper_CPU_pow_Tensor_Tensor_out, debug=_SITE + '8548')
+    _lib['aten:Meta'].impl('pow.Scalar', wrapper_Meta_pow_Scalar, debug=_SITE + '8549')
+    _lib['aten:Meta'].impl('pow.Scalar_out', wrapper_Meta_pow_Scalar_out, debug=_SITE + '8550')
+    _lib['aten:Meta'].impl('pow.Tensor_Scalar', wrapper_Meta_pow_Tensor_Scalar, debug=_SITE + '8551')
+    _lib['aten:Meta'].impl('pow.Tensor_Scalar_out', wrapper_Meta_pow_Tensor_Scalar_out, debug=_SITE + '8552')
+    _lib['aten:Meta'].impl('pow.Tensor_Tensor', wrapper_Meta_pow_Tensor_Tensor, debug=_SITE + '8553')
+    _lib['aten:Meta'].impl('pow.Tensor_Tensor_out', wrapper_Meta_pow_Tensor_Tensor_out, debug=_SITE + '8554')
 
 
-def _op293(_def, _lib):  # aten::pow_
+def _op298(_def, _lib):  # aten::pow_
     _def['aten'].define('pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('pow_.Scalar', wrapper_CPU_pow__Scalar, debug=_SITE + '8431')
-    _lib['aten:CPU'].impl('pow_.Tensor', wrapper_CPU_pow__Tensor, debug=_SITE + '8432')
-    _lib['aten:Meta'].impl('pow_.Scalar', wrapper_Meta_pow__Scalar, debug=_SITE + '8433')
-    _lib['aten:Meta'].impl('pow_.Tensor', wrapper_Meta_pow__Tensor, debug=_SITE + '8434')
+    _lib['aten:CPU'].impl('pow_.Scalar', wrapper_CPU_pow__Scalar, debug=_SITE + '8560')
+    _lib['aten:CPU'].impl('pow_.Tensor', wrapper_CPU_pow__Tensor, debug=_SITE + '8561')
+    _lib['aten:Meta'].impl('pow_.Scalar', wrapper_Meta_pow__Scalar, debug=_SITE + '8562')
+    _lib['aten:Meta'].impl('pow_.Tensor', wrapper_Meta_pow__Tensor, debug=_SITE + '8563')
 
 
-def _op294(_def, _lib):  # aten::prod
+def _op299(_def, _lib):  # aten::prod
     _def['aten'].define('prod(Tensor self, *, ScalarType? dtype=None) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('prod.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('prod', _k_CPU_prod, debug=_SITE + '8442')
-    _lib['aten:CPU'].impl('prod.dim_int', wrapper_CPU_prod_dim_int, debug=_SITE + '8443')
-    _lib['aten:CPU'].impl('prod.int_out', wrapper_CPU_prod_int_out, debug=_SITE + '8444')
-    _lib['aten:CompositeExplicitAutograd'].impl('prod.out', generated_prod_out, debug=_SITE + '8445')
-    _lib['aten:Meta'].impl('prod', _k_Meta_prod, debug=_SITE + '8446')
-    _lib['aten:Meta'].impl('prod.dim_int', wrapper_Meta_prod_dim_int, debug=_SITE + '8447')
-    _lib['aten:Meta'].impl('prod.int_out', wrapper_Meta_prod_int_out, debug=_SITE + '8448')
+    _lib['aten:CPU'].impl('prod', _k_CPU_prod, debug=_SITE + '8571')
+    _lib['aten:CPU'].impl('prod.dim_int', wrapper_CPU_prod_dim_int, debug=_SITE + '8572')
+    _lib['aten:CPU'].impl('prod.int_out', wrapper_CPU_prod_int_out, debug=_SITE + '8573')
+    _lib['aten:CompositeExplicitAutograd'].impl('prod.out', generated_prod_out, debug=_SITE + '8574')
+    _lib['aten:Meta'].impl('prod', _k_Meta_prod, debug=_SITE + '8575')
+    _lib['aten:Meta'].impl('prod.dim_int', wrapper_Meta_prod_dim_int, debug=_SITE + '8576')
+    _lib['aten:Meta'].impl('prod.int_out', wrapper_Meta_prod_int_out, debug=_SITE + '8577')
 
 
-def _op295(_def, _lib):  # aten::rand
+def _op300(_def, _lib):  # aten::rad2deg
+    _def['aten'].define('rad2deg(Tensor self) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('rad2deg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _lib['aten:CompositeExplicitAutograd'].impl('rad2deg', _k_CompositeExplicitAutograd_rad2deg, debug=_SITE + '8583')
+    _lib['aten:CompositeExplicitAutograd'].impl('rad2deg.out', _k_CompositeExplicitAutograd_rad2deg_out, debug=_SITE + '8584')
+
+
+def _op301(_def, _lib):  # aten::rad2deg_
+    _def['aten'].define('rad2deg_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _lib['aten:CompositeExplicitAutograd'].impl('rad2deg_', _k_CompositeExplicitAutograd_rad2deg_, debug=_SITE + '8589')
+
+
+def _op302(_def, _lib):  # aten::rand
     _def['aten'].define('rand(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('core', 'nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('rand.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('rand.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('rand', backend_select_rand, debug=_SITE + '8455')
-    _lib['aten:BackendSelect'].impl('rand.generator', backend_select_rand_generator, debug=_SITE + '8456')
-    _lib['aten:CompositeExplicitAutograd'].impl('rand', _k_CompositeExplicitAutograd_rand, debug=_SITE + '8457')
-    _lib['aten:CompositeExplicitAutograd'].impl('rand.generator', _k_CompositeExplicitAutograd_rand_generator, debug=_SITE + '8458')
-    _lib['aten:CompositeExplicitAutograd'].impl('rand.out', _k_CompositeExplicitAutograd_rand_out, debug=_SITE + '8459')
+    _lib['aten:BackendSelect'].impl('rand', backend_select_rand, debug=_SITE + '8596')
+    _lib['aten:BackendSelect'].impl('rand.generator', backend_select_rand_generator, debug=_SITE + '8597')
+    _lib['aten:CompositeExplicitAutograd'].impl('rand', _k_CompositeExplicitAutograd_rand, debug=_SITE + '8598')
+    _lib['aten:CompositeExplicitAutograd'].impl('rand.generator', _k_CompositeExplicitAutograd_rand_generator, debug=_SITE + '8599')
+    _lib['aten:CompositeExplicitAutograd'].impl('rand.out', _k_CompositeExplicitAutograd_rand_out, debug=_SITE + '8600')
 
 
-def _op296(_def, _lib):  # aten::rand_like
+def _op303(_def, _lib):  # aten::rand_like
     _def['aten'].define('rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('rand_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('rand_like', _k_CompositeExplicitAutograd_rand_like, debug=_SITE + '8465')
-    _lib['aten:CompositeExplicitAutograd'].impl('rand_like.out', generated_rand_like_out, debug=_SITE + '8466')
+    _lib['aten:CompositeExplicitAutograd'].impl('rand_like', _k_CompositeExplicitAutograd_rand_like, debug=_SITE + '8606')
+    _lib['aten:CompositeExplicitAutograd'].impl('rand_like.out', generated_rand_like_out, debug=_SITE + '8607')
 
 
-def _op297(_def, _lib):  # aten::randint
+def _op304(_def, _lib):  # aten::randint
     _def['aten'].define('randint(SymInt high, SymInt[] size, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('randint.generator(SymInt high, SymInt[] size, *, Generator? generator, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('randint.low(SymInt low, SymInt high, SymInt[] size, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('randint.low_generator(SymInt low, SymInt high, SymInt[] size, *, Generator? generator, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('randint.low_out(SymInt low, SymInt high, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('randint.out(SymInt high, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('randint', backend_select_randint, debug=_SITE + '8476')
-    _lib['aten:BackendSelect'].impl('randint.generator', backend_select_randint_generator, debug=_SITE + '8477')
-    _lib['aten:BackendSelect'].impl('randint.low', backend_select_randint_low, debug=_SITE + '8478')
-    _lib['aten:BackendSelect'].impl('randint.low_generator', backend_select_randint_low_generator, debug=_SITE + '8479')
-    _lib['aten:CompositeExplicitAutograd'].impl('randint', _k_CompositeExplicitAutograd_randint, debug=_SITE + '8480')
-    _lib['aten:CompositeExplicitAutograd'].impl('randint.generator', _k_CompositeExplicitAutograd_randint_generator, debug=_SITE + '8481')
-    _lib['aten:CompositeExplicitAutograd'].impl('randint.low', _k_CompositeExplicitAutograd_randint_low, debug=_SITE + '8482')
-    _lib['aten:CompositeExplicitAutograd'].impl('randint.low_generator', _k_CompositeExplicitAutograd_randint_low_generator, debug=_SITE + '8483')
-    _lib['aten:CompositeExplicitAutograd'].impl('randint.low_out', _k_CompositeExplicitAutograd_randint_low_out, debug=_SITE + '8484')
-    _lib['aten:CompositeExplicitAutograd'].impl('randint.out', _k_CompositeExplicitAutograd_randint_out, debug=_SITE + '8485')
+    _lib['aten:BackendSelect'].impl('randint', backend_select_randint, debug=_SITE + '8617')
+    _lib['aten:BackendSelect'].impl('randint.generator', backend_select_randint_generator, debug=_SITE + '8618')
+    _lib['aten:BackendSelect'].impl('randint.low', backend_select_randint_low, debug=_SITE + '8619')
+    _lib['aten:BackendSelect'].impl('randint.low_generator', backend_select_randint_low_generator, debug=_SITE + '8620')
+    _lib['aten:CompositeExplicitAutograd'].impl('randint', _k_CompositeExplicitAutograd_randint, debug=_SITE + '8621')
+    _lib['aten:CompositeExplicitAutograd'].impl('randint.generator', _k_CompositeExplicitAutograd_randint_generator, debug=_SITE + '8622')
+    _lib['aten:CompositeExplicitAutograd'].impl('randint.low', _k_CompositeExplicitAutograd_randint_low, debug=_SITE + '8623')
+    _lib['aten:CompositeExplicitAutograd'].impl('randint.low_generator', _k_CompositeExplicitAutograd_randint_low_generator, debug=_SITE + '8624')
+    _lib['aten:CompositeExplicitAutograd'].impl('randint.low_out', _k_CompositeExplicitAutograd_randint_low_out, debug=_SITE + '8625')
+    _lib['aten:CompositeExplicitAutograd'].impl('randint.out', _k_CompositeExplicitAutograd_randint_out, debug=_SITE + '8626')
 
 
-def _op298(_def, _lib):  # aten::randn
+def _op305(_def, _lib):  # aten::randn
     _def['aten'].define('randn(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('core', 'nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('randn.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('randn.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('randn', backend_select_randn, debug=_SITE + '8492')
-    _lib['aten:BackendSelect'].impl('randn.generator', backend_select_randn_generator, debug=_SITE + '8493')
-    _lib['aten:CompositeExplicitAutograd'].impl('randn', _k_CompositeExplicitAutograd_randn, debug=_SITE + '8494')
-    _lib['aten:CompositeExplicitAutograd'].impl('randn.generator', _k_CompositeExplicitAutograd_randn_generator, debug=_SITE + '8495')
-    _lib['aten:CompositeExplicitAutograd'].impl('randn.out', _k_CompositeExplicitAutograd_randn_out, debug=_SITE + '8496')
+    _lib['aten:BackendSelect'].impl('randn', backend_select_randn, debug=_SITE + '8633')
+    _lib['aten:BackendSelect'].impl('randn.generator', backend_select_randn_generator, debug=_SITE + '8634')
+    _lib['aten:CompositeExplicitAutograd'].impl('randn', _k_CompositeExplicitAutograd_randn, debug=_SITE + '8635')
+    _lib['aten:CompositeExplicitAutograd'].impl('randn.generator', _k_CompositeExplicitAutograd_randn_generator, debug=_SITE + '8636')
+    _lib['aten:CompositeExplicitAutograd'].impl('randn.out', _k_CompositeExplicitAutograd_randn_out, debug=_SITE + '8637')
 
 
-def _op299(_def, _lib):  # aten::randn_like
+def _op306(_def, _lib):  # aten::randn_like
     _def['aten'].define('randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('randn_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('randn_like', _k_CompositeExplicitAutograd_randn_like, debug=_SITE + '8502')
-    _lib['aten:CompositeExplicitAutograd'].impl('randn_like.out', generated_randn_like_out, debug=_SITE + '8503')
+    _lib['aten:CompositeExplicitAutograd'].impl('randn_like', _k_CompositeExplicitAutograd_randn_like, debug=_SITE + '8643')
+    _lib['aten:CompositeExplicitAutograd'].impl('randn_like.out', generated_randn_like_out, debug=_SITE + '8644')
 
 
-def _op300(_def, _lib):  # aten::random
+def _op307(_def, _lib):  # aten::random
     _def['aten'].define('random.from(Tensor self, int from, int? to, *, Generator? generator=None) -> Tensor', tags=('generated', 'nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('random.from_out(Tensor self, int from, int? to, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('random.to(Tensor self, int to, *, Generator? generator=None) -> Tensor', tags=('generated', 'nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('random.to_out(Tensor self, int to, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('random.from', generated_random_from, debug=_SITE + '8511')
-    _lib['aten:CompositeExplicitAutograd'].impl('random.from_out', generated_random_from_out, debug=_SITE + '8512')
-    _lib['aten:CompositeExplicitAutograd'].impl('random.to', generated_random_to, debug=_SITE + '8513')
-    _lib['aten:CompositeExplicitAutograd'].impl('random.to_out', generated_random_to_out, debug=_SITE + '8514')
+    _lib['aten:CompositeExplicitAutograd'].impl('random.from', generated_random_from, debug=_SITE + '8652')
+    _lib['aten:CompositeExplicitAutograd'].impl('random.from_out', generated_random_from_out, debug=_SITE + '8653')
+    _lib['aten:CompositeExplicitAutograd'].impl('random.to', generated_random_to, debug=_SITE + '8654')
+    _lib['aten:CompositeExplicitAutograd'].impl('random.to_out', generated_random_to_out, debug=_SITE + '8655')
 
 
-def _op301(_def, _lib):  # aten::random_
+def _op308(_def, _lib):  # aten::random_
     _def['aten'].define('random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)', tags=('inplace', 'nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)', tags=('inplace', 'nondeterministic_seeded', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('random_.from', _k_CPU_random__from, debug=_SITE + '8520')
-    _lib['aten:CPU'].impl('random_.to', _k_CPU_random__to, debug=_SITE + '8521')
-    _lib['aten:Meta'].impl('random_.from', _k_Meta_random__from, debug=_SITE + '8522')
-    _lib['aten:Meta'].impl('random_.to', _k_Meta_random__to, debug=_SITE + '8523')
+    _lib['aten:CPU'].impl('random_.from', _k_CPU_random__from, debug=_SITE + '8661')
+    _lib['aten:CPU'].impl('random_.to', _k_CPU_random__to, debug=_SITE + '8662')
+    _lib['aten:Meta'].impl('random_.from', _k_Meta_random__from, debug=_SITE + '8663')
+    _lib['aten:Meta'].impl('random_.to', _k_Meta_random__to, debug=_SITE + '8664')
 
 
-def _op302(_def, _lib):  # aten::ravel
+def _op309(_def, _lib):  # aten::ravel
     _def['aten'].define('ravel(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('ravel', _k_CompositeImplicitAutograd_ravel, debug=_SITE + '8528')
+    _lib['aten:CompositeImplicitAutograd'].impl('ravel', _k_CompositeImplicitAutograd_ravel, debug=_SITE + '8669')
 
 
-def _op303(_def, _lib):  # aten::reciprocal
+def _op310(_def, _lib):  # aten::reciprocal
     _def['aten'].define('reciprocal(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('reciprocal', wrapper_CPU_reciprocal, debug=_SITE + '8534')
-    _lib['aten:CPU'].impl('reciprocal.out', wrapper_CPU_reciprocal_out, debug=_SITE + '8535')
-    _lib['aten:Meta'].impl('reciprocal', wrapper_Meta_reciprocal, debug=_SITE + '8536')
-    _lib['aten:Meta'].impl('reciprocal.out', wrapper_Meta_reciprocal_out, debug=_SITE + '8537')
+    _lib['aten:CPU'].impl('reciprocal', wrapper_CPU_reciprocal, debug=_SITE + '8675')
+    _lib['aten:CPU'].impl('reciprocal.out', wrapper_CPU_reciprocal_out, debug=_SITE + '8676')
+    _lib['aten:Meta'].impl('reciprocal', wrapper_Meta_reciprocal, debug=_SITE + '8677')
+    _lib['aten:Meta'].impl('reciprocal.out', wrapper_Meta_reciprocal_out, debug=_SITE + '8678')
 
 
-def _op304(_def, _lib):  # aten::reciprocal_
+def _op311(_def, _lib):  # aten::reciprocal_
     _def['aten'].define('reciprocal_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('reciprocal_', wrapper_CPU_reciprocal_, debug=_SITE + '8542')
-    _lib['aten:Meta'].impl('reciprocal_', wrapper_Meta_reciprocal_, debug=_SITE + '8543')
+    _lib['aten:CPU'].impl('reciprocal_', wrapper_CPU_reciprocal_, debug=_SITE + '8683')
+    _lib['aten:Meta'].impl('reciprocal_', wrapper_Meta_reciprocal_, debug=_SITE + '8684')
 
 
-def _op305(_def, _lib):  # aten::relu
+def _op312(_def, _lib):  # aten::relu
     _def['aten'].define('relu(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('relu', _k_CompositeExplicitAutograd_relu, debug=_SITE + '8549')
-    _lib['aten:CompositeExplicitAutograd'].impl('relu.out', generated_relu_out, debug=_SITE + '8550')
+    _lib['aten:CompositeExplicitAutograd'].impl('relu', _k_CompositeExplicitAutograd_relu, debug=_SITE + '8690')
+    _lib['aten:CompositeExplicitAutograd'].impl('relu.out', generated_relu_out, debug=_SITE + '8691')
 
 
-def _op306(_def, _lib):  # aten::relu_
+def _op313(_def, _lib):  # aten::relu_
     _def['aten'].define('relu_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('relu_', _k_CompositeExplicitAutograd_relu_, debug=_SITE + '8555')
+    _lib['aten:CompositeExplicitAutograd'].impl('relu_', _k_CompositeExplicitAutograd_relu_, debug=_SITE + '8696')
 
 
-def _op307(_def, _lib):  # aten::remainder
+def _op314(_def, _lib):  # aten::remainder
     _def['aten'].define('remainder.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('remainder.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('remainder.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('remainder.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('remainder.Tensor', wrapper_CPU_remainder_Tensor, debug=_SITE + '8565')
-    _lib['aten:CPU'].impl('remainder.Tensor_out', wrapper_CPU_remainder_Tensor_out, debug=_SITE + '8566')
-    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar', _k_CompositeExplicitAutograd_remainder_Scalar, debug=_SITE + '8567')
-    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar_Tensor', _k_CompositeExplicitAutograd_remainder_Scalar_Tensor, debug=_SITE + '8568')
-    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar_Tensor_out', generated_remainder_Scalar_Tensor_out, debug=_SITE + '8569')
-    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar_out', _k_CompositeExplicitAutograd_remainder_Scalar_out, debug=_SITE + '8570')
-    _lib['aten:Meta'].impl('remainder.Tensor', wrapper_Meta_remainder_Tensor, debug=_SITE + '8571')
-    _lib['aten:Meta'].impl('remainder.Tensor_out', wrapper_Meta_remainder_Tensor_out, debug=_SITE + '8572')
+    _lib['aten:CPU'].impl('remainder.Tensor', wrapper_CPU_remainder_Tensor, debug=_SITE + '8706')
+    _lib['aten:CPU'].impl('remainder.Tensor_out', wrapper_CPU_remainder_Tensor_out, debug=_SITE + '8707')
+    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar', _k_CompositeExplicitAutograd_remainder_Scalar, debug=_SITE + '8708')
+    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar_Tensor', _k_CompositeExplicitAutograd_remainder_Scalar_Tensor, debug=_SITE + '8709')
+    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar_Tensor_out', generated_remainder_Scalar_Tensor_out, debug=_SITE + '8710')
+    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar_out', _k_CompositeExplicitAutograd_remainder_Scalar_out, debug=_SITE + '8711')
+    _lib['aten:Meta'].impl('remainder.Tensor', wrapper_Meta_remainder_Tensor, debug=_SITE + '8712')
+    _lib['aten:Meta'].impl('remainder.Tensor_out', wrapper_Meta_remainder_Tensor_out, debug=_SITE + '8713')
 
 
-def _op308(_def, _lib):  # aten::remainder_
+def _op315(_def, _lib):  # aten::remainder_
     _def['aten'].define('remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('remainder_.Tensor', wrapper_CPU_remainder__Tensor, debug=_SITE + '8578')
-    _lib['aten:CompositeExplicitAutograd'].impl('remainder_.Scalar', _k_CompositeExplicitAutograd_remainder__Scalar, debug=_SITE + '8579')
-    _lib['aten:Meta'].impl('remainder_.Tensor', wrapper_Meta_remainder__Tensor, debug=_SITE + '8580')
+    _lib['aten:CPU'].impl('remainder_.Tensor', wrapper_CPU_remainder__Tensor, debug=_SITE + '8719')
+    _lib['aten:CompositeExplicitAutograd'].impl('remainder_.Scalar', _k_CompositeExplicitAutograd_remainder__Scalar, debug=_SITE + '8720')
+    _lib['aten:Meta'].impl('remainder_.Tensor', wrapper_Meta_remainder__Tensor, debug=_SITE + '8721')
 
 
-def _op309(_def, _lib):  # aten::repeat
+def _op316(_def, _lib):  # aten::repeat
     _def['aten'].define('repeat(Tensor self, SymInt[] repeats) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('repeat.out(Tensor self, SymInt[] repeats, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('repeat', _k_CompositeExplicitAutograd_repeat, debug=_SITE + '8586')
-    _lib['aten:CompositeExplicitAutograd'].impl('repeat.out', generated_repeat_out, debug=_SITE + '8587')
+    _lib['aten:CompositeExplicitAutograd'].impl('repeat', _k_CompositeExplicitAutograd_repeat, debug=_SITE + '8727')
+    _lib['aten:CompositeExplicitAutograd'].impl('repeat.out', generated_repeat_out, debug=_SITE + '8728')
 
 
-def _op310(_def, _lib):  # aten::reshape
+def _op317(_def, _lib):  # aten::reshape
     _def['aten'].define('reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('reshape', _k_CompositeImplicitAutograd_reshape, debug=_SITE + '8592')
+    _lib['aten:CompositeImplicitAutograd'].impl('reshape', _k_CompositeImplicitAutograd_reshape, debug=_SITE + '8733')
 
 
-def _op311(_def, _lib):  # aten::reshape_as
+def _op318(_def, _lib):  # aten::reshape_as
     _def['aten'].define('reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('reshape_as', _k_CompositeImplicitAutograd_reshape_as, debug=_SITE + '8597')
+    _lib['aten:CompositeImplicitAutograd'].impl('reshape_as', _k_CompositeImplicitAutograd_reshape_as, debug=_SITE + '8738')
 
 
-def _op312(_def, _lib):  # aten::resize
+def _op319(_def, _lib):  # aten::resize
     _def['aten'].define('resize(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor', tags=('generated', 'pt2_compliant_tag',))
     _def['aten'].define('resize.out(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('resize', generated_resize, debug=_SITE + '8603')
-    _lib['aten:CompositeExplicitAutograd'].impl('resize.out', generated_resize_out, debug=_SITE + '8604')
+    _lib['aten:CompositeExplicitAutograd'].impl('resize', generated_resize, debug=_SITE + '8744')
+    _lib['aten:CompositeExplicitAutograd'].impl('resize.out', generated_resize_out, debug=_SITE + '8745')
 
 
-def _op313(_def, _lib):  # aten::resize_
+def _op320(_def, _lib):  # aten::resize_
     _def['aten'].define('resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)', tags=('core', 'inplace', 'inplace_view', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('resize_', _k_CompositeExplicitAutograd_resize_, debug=_SITE + '8609')
+    _lib['aten:CompositeExplicitAutograd'].impl('resize_', _k_CompositeExplicitAutograd_resize_, debug=_SITE + '8750')
 
 
-def _op314(_def, _lib):  # aten::resolve_conj
+def _op321(_def, _lib):  # aten::resolve_conj
     _def['aten'].define('resolve_conj(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('resolve_conj', _k_CompositeImplicitAutograd_resolve_conj, debug=_SITE + '8614')
+    _lib['aten:CompositeImplicitAutograd'].impl('resolve_conj', _k_CompositeImplicitAutograd_resolve_conj, debug=_SITE + '8755')
 
 
-def _op315(_def, _lib):  # aten::resolve_neg
+def _op322(_def, _lib):  # aten::resolve_neg
     _def['aten'].define('resolve_neg(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('resolve_neg', _k_CompositeImplicitAutograd_resolve_neg, debug=_SITE + '8619')
+    _lib['aten:CompositeImplicitAutograd'].impl('resolve_neg', _k_CompositeImplicitAutograd_resolve_neg, debug=_SITE + '8760')
 
 
-def _op316(_def, _lib):  # aten::roll
+def _op323(_def, _lib):  # aten::roll
     _def['aten'].define('roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('roll.out(Tensor self, SymInt[1] shifts, int[1] dims=[], *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('roll', _k_CPU_roll, debug=_SITE + '8625')
-    _lib['aten:CompositeExplicitAutograd'].impl('roll.out', generated_roll_out, debug=_SITE + '8626')
-    _lib['aten:Meta'].impl('roll', _k_Meta_roll, debug=_SITE + '8627')
+    _lib['aten:CPU'].impl('roll', _k_CPU_roll, debug=_SITE + '8766')
+    _lib['aten:CompositeExplicitAutograd'].impl('roll.out', generated_roll_out, debug=_SITE + '8767')
+    _lib['aten:Meta'].impl('roll', _k_Meta_roll, debug=_SITE + '8768')
 
 
-def _op317(_def, _lib):  # aten::round
+def _op324(_def, _lib):  # aten::round
     _def['aten'].define('round(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('round.decimals(Tensor self, *, int decimals) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('round', wrapper_CPU_round, debug=_SITE + '8635')
-    _lib['aten:CPU'].impl('round.decimals', wrapper_CPU_round_decimals, debug=_SITE + '8636')
-    _lib['aten:CPU'].impl('round.decimals_out', wrapper_CPU_round_decimals_out, debug=_SITE + '8637')
-    _lib['aten:CPU'].impl('round.out', wrapper_CPU_round_out, debug=_SITE + '8638')
-    _lib['aten:Meta'].impl('round', wrapper_Meta_round, debug=_SITE + '8639')
-    _lib['aten:Meta'].impl('round.decimals', wrapper_Meta_round_decimals, debug=_SITE + '8640')
-    _lib['aten:Meta'].impl('round.decimals_out', wrapper_Meta_round_decimals_out, debug=_SITE + '8641')
-    _lib['aten:Meta'].impl('round.out', wrapper_Meta_round_out, debug=_SITE + '8642')
+    _lib['aten:CPU'].impl('round', wrapper_CPU_round, debug=_SITE + '8776')
+    _lib['aten:CPU'].impl('round.decimals', wrapper_CPU_round_decimals, debug=_SITE + '8777')
+    _lib['aten:CPU'].impl('round.decimals_out', wrapper_CPU_round_decimals_out, debug=_SITE + '8778')
+    _lib['aten:CPU'].impl('round.out', wrapper_CPU_round_out, debug=_SITE + '8779')
+    _lib['aten:Meta'].impl('round', wrapper_Meta_round, debug=_SITE + '8780')
+    _lib['aten:Meta'].impl('round.decimals', wrapper_Meta_round_decimals, debug=_SITE + '8781')
+    _lib['aten:Meta'].impl('round.decimals_out', wrapper_Meta_round_decimals_out, debug=_SITE + '8782')
+    _lib['aten:Meta'].impl('round.out', wrapper_Meta_round_out, debug=_SITE + '8783')
 
 
-def _op318(_def, _lib):  # aten::round_
+def _op325(_def, _lib):  # aten::round_
     _def['aten'].define('round_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('round_', wrapper_CPU_round_, debug=_SITE + '8648')
-    _lib['aten:CPU'].impl('round_.decimals', wrapper_CPU_round__decimals, debug=_SITE + '8649')
-    _lib['aten:Meta'].impl('round_', wrapper_Meta_round_, debug=_SITE + '8650')
-    _lib['aten:Meta'].impl('round_.decimals', wrapper_Meta_round__decimals, debug=_SITE + '8651')
+    _lib['aten:CPU'].impl('round_', wrapper_CPU_round_, debug=_SITE + '8789')
+    _lib['aten:CPU'].impl('round_.decimals', wrapper_CPU_round__decimals, debug=_SITE + '8790')
+    _lib['aten:Meta'].impl('round_', wrapper_Meta_round_, debug=_SITE + '8791')
+    _lib['aten:Meta'].impl('round_.decimals', wrapper_Meta_round__decimals, debug=_SITE + '8792')
 
 
-def _op319(_def, _lib):  # aten::rsqrt
+def _op326(_def, _lib):  # aten::rsqrt
     _def['aten'].define('rsqrt(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('rsqrt', wrapper_CPU_rsqrt, debug=_SITE + '8657')
-    _lib['aten:CPU'].impl('rsqrt.out', wrapper_CPU_rsqrt_out, debug=_SITE + '8658')
-    _lib['aten:Meta'].impl('rsqrt', wrapper_Meta_rsqrt, debug=_SITE + '8659')
-    _lib['aten:Meta'].impl('rsqrt.out', wrapper_Meta_rsqrt_out, debug=_SITE + '8660')
+    _lib['aten:CPU'].impl('rsqrt', wrapper_CPU_rsqrt, debug=_SITE + '8798')
+    _lib['aten:CPU'].impl('rsqrt.out', wrapper_CPU_rsqrt_out, debug=_SITE + '8799')
+    _lib['aten:Meta'].impl('rsqrt', wrapper_Meta_rsqrt, debug=_SITE + '8800')
+    _lib['aten:Meta'].impl('rsqrt.out', wrapper_Meta_rsqrt_out, debug=_SITE + '8801')
 
 
-def _op320(_def, _lib):  # aten::rsqrt_
+def _op327(_def, _lib):  # aten::rsqrt_
     _def['aten'].define('rsqrt_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('rsqrt_', wrapper_CPU_rsqrt_, debug=_SITE + '8665')
-    _lib['aten:Meta'].impl('rsqrt_', wrapper_Meta_rsqrt_, debug=_SITE + '8666')
+    _lib['aten:CPU'].impl('rsqrt_', wrapper_CPU_rsqrt_, debug=_SITE + '8806')
+    _lib['aten:Meta'].impl('rsqrt_', wrapper_Meta_rsqrt_, debug=_SITE + '8807')
 
 
-def _op321(_def, _lib):  # aten::rsub
+def _op328(_def, _lib):  # aten::rsub
     _def['aten'].define('rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('rsub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('rsub.Tensor_out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('rsub.Scalar', _k_CompositeExplicitAutograd_rsub_Scalar, debug=_SITE + '8674')
-    _lib['aten:CompositeExplicitAutograd'].impl('rsub.Scalar_out', generated_rsub_Scalar_out, debug=_SITE + '8675')
-    _lib['aten:CompositeExplicitAutograd'].impl('rsub.Tensor', _k_CompositeExplicitAutograd_rsub_Tensor, debug=_SITE + '8676')
-    _lib['aten:CompositeExplicitAutograd'].impl('rsub.Tensor_out', generated_rsub_Tensor_out, debug=_SITE + '8677')
+    _lib['aten:CompositeExplicitAutograd'].impl('rsub.Scalar', _k_CompositeExplicitAutograd_rsub_Scalar, debug=_SITE + '8815')
+    _lib['aten:CompositeExplicitAutograd'].impl('rsub.Scalar_out', generated_rsub_Scalar_out, debug=_SITE + '8816')
+    _lib['aten:CompositeExplicitAutograd'].impl('rsub.Tensor', _k_CompositeExplicitAutograd_rsub_Tensor, debug=_SITE + '8817')
+    _lib['aten:CompositeExplicitAutograd'].impl('rsub.Tensor_out', generated_rsub_Tensor_out, debug=_SITE + '8818')
 
 
-def _op322(_def, _lib):  # aten::scatter
+def _op329(_def, _lib):  # aten::scatter
     _def['aten'].define('scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('scatter.reduce_out(Tensor self, int dim, Tensor index, Tensor src, *, str reduce, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor', tags=('core', 'pt2_compliant_tag',))
@@ -8686,706 +8827,706 @@ def _op322(_def, _lib):  # aten::scatter
     _def['aten'].define('scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('scatter.value_reduce_out(Tensor self, int dim, Tensor index, Scalar value, *, str reduce, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('scatter.reduce', wrapper_CPU_scatter_reduce, debug=_SITE + '8689')
-    _lib['aten:CPU'].impl('scatter.reduce_out', wrapper_CPU_scatter_reduce_out, debug=_SITE + '8690')
-    _lib['aten:CPU'].impl('scatter.src', wrapper_CPU_scatter_src, debug=_SITE + '8691')
-    _lib['aten:CPU'].impl('scatter.src_out', wrapper_CPU_scatter_src_out, debug=_SITE + '8692')
-    _lib['aten:CPU'].impl('scatter.value', wrapper_CPU_scatter_value, debug=_SITE + '8693')
-    _lib['aten:CPU'].impl('scatter.value_out', wrapper_CPU_scatter_value_out, debug=_SITE + '8694')
-    _lib['aten:CPU'].impl('scatter.value_reduce', wrapper_CPU_scatter_value_reduce, debug=_SITE + '8695')
-    _lib['aten:CPU'].impl('scatter.value_reduce_out', wrapper_CPU_scatter_value_reduce_out, debug=_SITE + '8696')
-    _lib['aten:Meta'].impl('scatter.reduce', wrapper_Meta_scatter_reduce, debug=_SITE + '8697')
-    _lib['aten:Meta'].impl('scatter.reduce_out', wrapper_Meta_scatter_reduce_out, debug=_SITE + '8698')
-    _lib['aten:Meta'].impl('scatter.src', wrapper_Meta_scatter_src, debug=_SITE + '8699')
-    _lib['aten:Meta'].impl('scatter.src_out', wrapper_Meta_scatter_src_out, debug=_SITE + '8700')
-    _lib['aten:Meta'].impl('scatter.value', wrapper_Meta_scatter_value, debug=_SITE + '8701')
-    _lib['aten:Meta'].impl('scatter.value_out', wrapper_Meta_scatter_value_out, debug=_SITE + '8702')
-    _lib['aten:Meta'].impl('scatter.value_reduce', wrapper_Meta_scatter_value_reduce, debug=_SITE + '8703')
-    _lib['aten:Meta'].impl('scatter.value_reduce_out', wrapper_Meta_scatter_value_reduce_out, debug=_SITE + '8704')
+    _lib['aten:CPU'].impl('scatter.reduce', wrapper_CPU_scatter_reduce, debug=_SITE + '8830')
+    _lib['aten:CPU'].impl('scatter.reduce_out', wrapper_CPU_scatter_reduce_out, debug=_SITE + '8831')
+    _lib['aten:CPU'].impl('scatter.src', wrapper_CPU_scatter_src, debug=_SITE + '8832')
+    _lib['aten:CPU'].impl('scatter.src_out', wrapper_CPU_scatter_src_out, debug=_SITE + '8833')
+    _lib['aten:CPU'].impl('scatter.value', wrapper_CPU_scatter_value, debug=_SITE + '8834')
+    _lib['aten:CPU'].impl('scatter.value_out', wrapper_CPU_scatter_value_out, debug=_SITE + '8835')
+    _lib['aten:CPU'].impl('scatter.value_reduce', wrapper_CPU_scatter_value_reduce, debug=_SITE + '8836')
+    _lib['aten:CPU'].impl('scatter.value_reduce_out', wrapper_CPU_scatter_value_reduce_out, debug=_SITE + '8837')
+    _lib['aten:Meta'].impl('scatter.reduce', wrapper_Meta_scatter_reduce, debug=_SITE + '8838')
+    _lib['aten:Meta'].impl('scatter.reduce_out', wrapper_Meta_scatter_reduce_out, debug=_SITE + '8839')
+    _lib['aten:Meta'].impl('scatter.src', wrapper_Meta_scatter_src, debug=_SITE + '8840')
+    _lib['aten:Meta'].impl('scatter.src_out', wrapper_Meta_scatter_src_out, debug=_SITE + '8841')
+    _lib['aten:Meta'].impl('scatter.value', wrapper_Meta_scatter_value, debug=_SITE + '8842')
+    _lib['aten:Meta'].impl('scatter.value_out', wrapper_Meta_scatter_value_out, debug=_SITE + '8843')
+    _lib['aten:Meta'].impl('scatter.value_reduce', wrapper_Meta_scatter_value_reduce, debug=_SITE + '8844')
+    _lib['aten:Meta'].impl('scatter.value_reduce_out', wrapper_Meta_scatter_value_reduce_out, debug=_SITE + '8845')
 
 
-def _op323(_def, _lib):  # aten::scatter_
+def _op330(_def, _lib):  # aten::scatter_
     _def['aten'].define('scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('scatter_.reduce', wrapper_CPU_scatter__reduce, debug=_SITE + '8712')
-    _lib['aten:CPU'].impl('scatter_.src', wrapper_CPU_scatter__src, debug=_SITE + '8713')
-    _lib['aten:CPU'].impl('scatter_.value', wrapper_CPU_scatter__value, debug=_SITE + '8714')
-    _lib['aten:CPU'].impl('scatter_.value_reduce', wrapper_CPU_scatter__value_reduce, debug=_SITE + '8715')
-    _lib['aten:Meta'].impl('scatter_.reduce', wrapper_Meta_scatter__reduce, debug=_SITE + '8716')
-    _lib['aten:Meta'].impl('scatter_.src', wrapper_Meta_scatter__src, debug=_SITE + '8717')
-    _lib['aten:Meta'].impl('scatter_.value', wrapper_Meta_scatter__value, debug=_SITE + '8718')
-    _lib['aten:Meta'].impl('scatter_.value_reduce', wrapper_Meta_scatter__value_reduce, debug=_SITE + '8719')
+    _lib['aten:CPU'].impl('scatter_.reduce', wrapper_CPU_scatter__reduce, debug=_SITE + '8853')
+    _lib['aten:CPU'].impl('scatter_.src', wrapper_CPU_scatter__src, debug=_SITE + '8854')
+    _lib['aten:CPU'].impl('scatter_.value', wrapper_CPU_scatter__value, debug=_SITE + '8855')
+    _lib['aten:CPU'].impl('scatter_.value_reduce', wrapper_CPU_scatter__value_reduce, debug=_SITE + '8856')
+    _lib['aten:Meta'].impl('scatter_.reduce', wrapper_Meta_scatter__reduce, debug=_SITE + '8857')
+    _lib['aten:Meta'].impl('scatter_.src', wrapper_Meta_scatter__src, debug=_SITE + '8858')
+    _lib['aten:Meta'].impl('scatter_.value', wrapper_Meta_scatter__value, debug=_SITE + '8859')
+    _lib['aten:Meta'].impl('scatter_.value_reduce', wrapper_Meta_scatter__value_reduce, debug=_SITE + '8860')
 
 
-def _op324(_def, _lib):  # aten::scatter_add
+def _op331(_def, _lib):  # aten::scatter_add
     _def['aten'].define('scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('scatter_add', wrapper_CPU_scatter_add, debug=_SITE + '8725')
-    _lib['aten:CPU'].impl('scatter_add.out', wrapper_CPU_scatter_add_out, debug=_SITE + '8726')
-    _lib['aten:Meta'].impl('scatter_add', wrapper_Meta_scatter_add, debug=_SITE + '8727')
-    _lib['aten:Meta'].impl('scatter_add.out', wrapper_Meta_scatter_add_out, debug=_SITE + '8728')
+    _lib['aten:CPU'].impl('scatter_add', wrapper_CPU_scatter_add, debug=_SITE + '8866')
+    _lib['aten:CPU'].impl('scatter_add.out', wrapper_CPU_scatter_add_out, debug=_SITE + '8867')
+    _lib['aten:Meta'].impl('scatter_add', wrapper_Meta_scatter_add, debug=_SITE + '8868')
+    _lib['aten:Meta'].impl('scatter_add.out', wrapper_Meta_scatter_add_out, debug=_SITE + '8869')
 
 
-def _op325(_def, _lib):  # aten::scatter_add_
+def _op332(_def, _lib):  # aten::scatter_add_
     _def['aten'].define('scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('scatter_add_', wrapper_CPU_scatter_add_, debug=_SITE + '8733')
-    _lib['aten:Meta'].impl('scatter_add_', wrapper_Meta_scatter_add_, debug=_SITE + '8734')
+    _lib['aten:CPU'].impl('scatter_add_', wrapper_CPU_scatter_add_, debug=_SITE + '8874')
+    _lib['aten:Meta'].impl('scatter_add_', wrapper_Meta_scatter_add_, debug=_SITE + '8875')
 
 
-def _op326(_def, _lib):  # aten::select
+def _op333(_def, _lib):  # aten::select
     _def['aten'].define('select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('select.int', _k_CompositeExplicitAutograd_select_int, debug=_SITE + '8739')
+    _lib['aten:CompositeExplicitAutograd'].impl('select.int', _k_CompositeExplicitAutograd_select_int, debug=_SITE + '8880')
 
 
-def _op327(_def, _lib):  # aten::select_copy
+def _op334(_def, _lib):  # aten::select_copy
     _def['aten'].define('select_copy.int(Tensor self, int dim, SymInt index) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('select_copy.int_out(Tensor self, int dim, SymInt index, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('select_copy.int_out', generated_select_copy_int_out, debug=_SITE + '8745')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('select_copy.int', generated_select_copy_int, debug=_SITE + '8746')
+    _lib['aten:CompositeExplicitAutograd'].impl('select_copy.int_out', generated_select_copy_int_out, debug=_SITE + '8886')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('select_copy.int', generated_select_copy_int, debug=_SITE + '8887')
 
 
-def _op328(_def, _lib):  # aten::select_scatter
+def _op335(_def, _lib):  # aten::select_scatter
     _def['aten'].define('select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('select_scatter.out(Tensor self, Tensor src, int dim, SymInt index, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('select_scatter.out', generated_select_scatter_out, debug=_SITE + '8752')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('select_scatter', _k_CompositeExplicitAutogradNonFunctional_select_scatter, debug=_SITE + '8753')
+    _lib['aten:CompositeExplicitAutograd'].impl('select_scatter.out', generated_select_scatter_out, debug=_SITE + '8893')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('select_scatter', _k_CompositeExplicitAutogradNonFunctional_select_scatter, debug=_SITE + '8894')
 
 
-def _op329(_def, _lib):  # aten::sigmoid
+def _op336(_def, _lib):  # aten::sigmoid
     _def['aten'].define('sigmoid(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sigmoid', wrapper_CPU_sigmoid, debug=_SITE + '8759')
-    _lib['aten:CPU'].impl('sigmoid.out', wrapper_CPU_sigmoid_out, debug=_SITE + '8760')
-    _lib['aten:Meta'].impl('sigmoid', wrapper_Meta_sigmoid, debug=_SITE + '8761')
-    _lib['aten:Meta'].impl('sigmoid.out', wrapper_Meta_sigmoid_out, debug=_SITE + '8762')
+    _lib['aten:CPU'].impl('sigmoid', wrapper_CPU_sigmoid, debug=_SITE + '8900')
+    _lib['aten:CPU'].impl('sigmoid.out', wrapper_CPU_sigmoid_out, debug=_SITE + '8901')
+    _lib['aten:Meta'].impl('sigmoid', wrapper_Meta_sigmoid, debug=_SITE + '8902')
+    _lib['aten:Meta'].impl('sigmoid.out', wrapper_Meta_sigmoid_out, debug=_SITE + '8903')
 
 
-def _op330(_def, _lib):  # aten::sigmoid_
+def _op337(_def, _lib):  # aten::sigmoid_
     _def['aten'].define('sigmoid_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sigmoid_', wrapper_CPU_sigmoid_, debug=_SITE + '8767')
-    _lib['aten:Meta'].impl('sigmoid_', wrapper_Meta_sigmoid_, debug=_SITE + '8768')
+    _lib['aten:CPU'].impl('sigmoid_', wrapper_CPU_sigmoid_, debug=_SITE + '8908')
+    _lib['aten:Meta'].impl('sigmoid_', wrapper_Meta_sigmoid_, debug=_SITE + '8909')
 
 
-def _op331(_def, _lib):  # aten::sign
+def _op338(_def, _lib):  # aten::sign
     _def['aten'].define('sign(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sign', wrapper_CPU_sign, debug=_SITE + '8774')
-    _lib['aten:CPU'].impl('sign.out', wrapper_CPU_sign_out, debug=_SITE + '8775')
-    _lib['aten:Meta'].impl('sign', wrapper_Meta_sign, debug=_SITE + '8776')
-    _lib['aten:Meta'].impl('sign.out', wrapper_Meta_sign_out, debug=_SITE + '8777')
+    _lib['aten:CPU'].impl('sign', wrapper_CPU_sign, debug=_SITE + '8915')
+    _lib['aten:CPU'].impl('sign.out', wrapper_CPU_sign_out, debug=_SITE + '8916')
+    _lib['aten:Meta'].impl('sign', wrapper_Meta_sign, debug=_SITE + '8917')
+    _lib['aten:Meta'].impl('sign.out', wrapper_Meta_sign_out, debug=_SITE + '8918')
 
 
-def _op332(_def, _lib):  # aten::sign_
+def _op339(_def, _lib):  # aten::sign_
     _def['aten'].define('sign_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sign_', wrapper_CPU_sign_, debug=_SITE + '8782')
-    _lib['aten:Meta'].impl('sign_', wrapper_Meta_sign_, debug=_SITE + '8783')
+    _lib['aten:CPU'].impl('sign_', wrapper_CPU_sign_, debug=_SITE + '8923')
+    _lib['aten:Meta'].impl('sign_', wrapper_Meta_sign_, debug=_SITE + '8924')
 
 
-def _op333(_def, _lib):  # aten::signbit
+def _op340(_def, _lib):  # aten::signbit
     _def['aten'].define('signbit(Tensor self) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('signbit.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('signbit', wrapper_CPU_signbit, debug=_SITE + '8789')
-    _lib['aten:CPU'].impl('signbit.out', wrapper_CPU_signbit_out, debug=_SITE + '8790')
-    _lib['aten:Meta'].impl('signbit', wrapper_Meta_signbit, debug=_SITE + '8791')
-    _lib['aten:Meta'].impl('signbit.out', wrapper_Meta_signbit_out, debug=_SITE + '8792')
+    _lib['aten:CPU'].impl('signbit', wrapper_CPU_signbit, debug=_SITE + '8930')
+    _lib['aten:CPU'].impl('signbit.out', wrapper_CPU_signbit_out, debug=_SITE + '8931')
+    _lib['aten:Meta'].impl('signbit', wrapper_Meta_signbit, debug=_SITE + '8932')
+    _lib['aten:Meta'].impl('signbit.out', wrapper_Meta_signbit_out, debug=_SITE + '8933')
 
 
-def _op334(_def, _lib):  # aten::silu
+def _op341(_def, _lib):  # aten::silu
     _def['aten'].define('silu(Tensor self) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('silu', wrapper_CPU_silu, debug=_SITE + '8798')
-    _lib['aten:CPU'].impl('silu.out', wrapper_CPU_silu_out, debug=_SITE + '8799')
-    _lib['aten:Meta'].impl('silu', wrapper_Meta_silu, debug=_SITE + '8800')
-    _lib['aten:Meta'].impl('silu.out', wrapper_Meta_silu_out, debug=_SITE + '8801')
+    _lib['aten:CPU'].impl('silu', wrapper_CPU_silu, debug=_SITE + '8939')
+    _lib['aten:CPU'].impl('silu.out', wrapper_CPU_silu_out, debug=_SITE + '8940')
+    _lib['aten:Meta'].impl('silu', wrapper_Meta_silu, debug=_SITE + '8941')
+    _lib['aten:Meta'].impl('silu.out', wrapper_Meta_silu_out, debug=_SITE + '8942')
 
 
-def _op335(_def, _lib):  # aten::silu_
+def _op342(_def, _lib):  # aten::silu_
     _def['aten'].define('silu_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('silu_', wrapper_CPU_silu_, debug=_SITE + '8806')
-    _lib['aten:Meta'].impl('silu_', wrapper_Meta_silu_, debug=_SITE + '8807')
+    _lib['aten:CPU'].impl('silu_', wrapper_CPU_silu_, debug=_SITE + '8947')
+    _lib['aten:Meta'].impl('silu_', wrapper_Meta_silu_, debug=_SITE + '8948')
 
 
-def _op336(_def, _lib):  # aten::sin
+def _op343(_def, _lib):  # aten::sin
     _def['aten'].define('sin(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sin', wrapper_CPU_sin, debug=_SITE + '8813')
-    _lib['aten:CPU'].impl('sin.out', wrapper_CPU_sin_out, debug=_SITE + '8814')
-    _lib['aten:Meta'].impl('sin', wrapper_Meta_sin, debug=_SITE + '8815')
-    _lib['aten:Meta'].impl('sin.out', wrapper_Meta_sin_out, debug=_SITE + '8816')
+    _lib['aten:CPU'].impl('sin', wrapper_CPU_sin, debug=_SITE + '8954')
+    _lib['aten:CPU'].impl('sin.out', wrapper_CPU_sin_out, debug=_SITE + '8955')
+    _lib['aten:Meta'].impl('sin', wrapper_Meta_sin, debug=_SITE + '8956')
+    _lib['aten:Meta'].impl('sin.out', wrapper_Meta_sin_out, debug=_SITE + '8957')
 
 
-def _op337(_def, _lib):  # aten::sin_
+def _op344(_def, _lib):  # aten::sin_
     _def['aten'].define('sin_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sin_', wrapper_CPU_sin_, debug=_SITE + '8821')
-    _lib['aten:Meta'].impl('sin_', wrapper_Meta_sin_, debug=_SITE + '8822')
+    _lib['aten:CPU'].impl('sin_', wrapper_CPU_sin_, debug=_SITE + '8962')
+    _lib['aten:Meta'].impl('sin_', wrapper_Meta_sin_, debug=_SITE + '8963')
 
 
-def _op338(_def, _lib):  # aten::sinh
+def _op345(_def, _lib):  # aten::sinh
     _def['aten'].define('sinh(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sinh', wrapper_CPU_sinh, debug=_SITE + '8828')
-    _lib['aten:CPU'].impl('sinh.out', wrapper_CPU_sinh_out, debug=_SITE + '8829')
-    _lib['aten:Meta'].impl('sinh', wrapper_Meta_sinh, debug=_SITE + '8830')
-    _lib['aten:Meta'].impl('sinh.out', wrapper_Meta_sinh_out, debug=_SITE + '8831')
+    _lib['aten:CPU'].impl('sinh', wrapper_CPU_sinh, debug=_SITE + '8969')
+    _lib['aten:CPU'].impl('sinh.out', wrapper_CPU_sinh_out, debug=_SITE + '8970')
+    _lib['aten:Meta'].impl('sinh', wrapper_Meta_sinh, debug=_SITE + '8971')
+    _lib['aten:Meta'].impl('sinh.out', wrapper_Meta_sinh_out, debug=_SITE + '8972')
 
 
-def _op339(_def, _lib):  # aten::sinh_
+def _op346(_def, _lib):  # aten::sinh_
     _def['aten'].define('sinh_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sinh_', wrapper_CPU_sinh_, debug=_SITE + '8836')
-    _lib['aten:Meta'].impl('sinh_', wrapper_Meta_sinh_, debug=_SITE + '8837')
+    _lib['aten:CPU'].impl('sinh_', wrapper_CPU_sinh_, debug=_SITE + '8977')
+    _lib['aten:Meta'].impl('sinh_', wrapper_Meta_sinh_, debug=_SITE + '8978')
 
 
-def _op340(_def, _lib):  # aten::slice
+def _op347(_def, _lib):  # aten::slice
     _def['aten'].define('slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('slice.Tensor', _k_CompositeExplicitAutograd_slice_Tensor, debug=_SITE + '8842')
+    _lib['aten:CompositeExplicitAutograd'].impl('slice.Tensor', _k_CompositeExplicitAutograd_slice_Tensor, debug=_SITE + '8983')
 
 
-def _op341(_def, _lib):  # aten::slice_copy
+def _op348(_def, _lib):  # aten::slice_copy
     _def['aten'].define('slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('slice_copy.Tensor_out(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('slice_copy.Tensor_out', generated_slice_copy_Tensor_out, debug=_SITE + '8848')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('slice_copy.Tensor', generated_slice_copy_Tensor, debug=_SITE + '8849')
+    _lib['aten:CompositeExplicitAutograd'].impl('slice_copy.Tensor_out', generated_slice_copy_Tensor_out, debug=_SITE + '8989')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('slice_copy.Tensor', generated_slice_copy_Tensor, debug=_SITE + '8990')
 
 
-def _op342(_def, _lib):  # aten::slice_scatter
+def _op349(_def, _lib):  # aten::slice_scatter
     _def['aten'].define('slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor', tags=('core', 'pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('slice_scatter.out(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('slice_scatter.out', generated_slice_scatter_out, debug=_SITE + '8855')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('slice_scatter', _k_CompositeExplicitAutogradNonFunctional_slice_scatter, debug=_SITE + '8856')
+    _lib['aten:CompositeExplicitAutograd'].impl('slice_scatter.out', generated_slice_scatter_out, debug=_SITE + '8996')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('slice_scatter', _k_CompositeExplicitAutogradNonFunctional_slice_scatter, debug=_SITE + '8997')
 
 
-def _op343(_def, _lib):  # aten::softmax
+def _op350(_def, _lib):  # aten::softmax
     _def['aten'].define('softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('softmax.int_out', _k_CompositeExplicitAutograd_softmax_int_out, debug=_SITE + '8862')
-    _lib['aten:CompositeImplicitAutograd'].impl('softmax.int', _k_CompositeImplicitAutograd_softmax_int, debug=_SITE + '8863')
+    _lib['aten:CompositeExplicitAutograd'].impl('softmax.int_out', _k_CompositeExplicitAutograd_softmax_int_out, debug=_SITE + '9003')
+    _lib['aten:CompositeImplicitAutograd'].impl('softmax.int', _k_CompositeImplicitAutograd_softmax_int, debug=_SITE + '9004')
 
 
-def _op344(_def, _lib):  # aten::sort
+def _op351(_def, _lib):  # aten::sort
     _def['aten'].define('sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)', tags=('pt2_compliant_tag',))
     _def['aten'].define('sort.values(Tensor self, int dim=-1, bool descending=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sort.stable', wrapper_CPU_sort_stable, debug=_SITE + '8871')
-    _lib['aten:CPU'].impl('sort.values_stable', wrapper_CPU_sort_values_stable, debug=_SITE + '8872')
-    _lib['aten:CompositeExplicitAutograd'].impl('sort', _k_CompositeExplicitAutograd_sort, debug=_SITE + '8873')
-    _lib['aten:CompositeExplicitAutograd'].impl('sort.values', _k_CompositeExplicitAutograd_sort_values, debug=_SITE + '8874')
-    _lib['aten:Meta'].impl('sort.stable', wrapper_Meta_sort_stable, debug=_SITE + '8875')
-    _lib['aten:Meta'].impl('sort.values_stable', wrapper_Meta_sort_values_stable, debug=_SITE + '8876')
+    _lib['aten:CPU'].impl('sort.stable', wrapper_CPU_sort_stable, debug=_SITE + '9012')
+    _lib['aten:CPU'].impl('sort.values_stable', wrapper_CPU_sort_values_stable, debug=_SITE + '9013')
+    _lib['aten:CompositeExplicitAutograd'].impl('sort', _k_CompositeExplicitAutograd_sort, debug=_SITE + '9014')
+    _lib['aten:CompositeExplicitAutograd'].impl('sort.values', _k_CompositeExplicitAutograd_sort_values, debug=_SITE + '9015')
+    _lib['aten:Meta'].impl('sort.stable', wrapper_Meta_sort_stable, debug=_SITE + '9016')
+    _lib['aten:Meta'].impl('sort.values_stable', wrapper_Meta_sort_values_stable, debug=_SITE + '9017')
 
 
-def _op345(_def, _lib):  # aten::split
+def _op352(_def, _lib):  # aten::split
     _def['aten'].define('split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]', tags=('pt2_compliant_tag',))
     _def['aten'].define('split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('split.Tensor', _k_CompositeExplicitAutograd_split_Tensor, debug=_SITE + '8882')
-    _lib['aten:CompositeImplicitAutograd'].impl('split.sizes', _k_CompositeImplicitAutograd_split_sizes, debug=_SITE + '8883')
+    _lib['aten:CompositeExplicitAutograd'].impl('split.Tensor', _k_CompositeExplicitAutograd_split_Tensor, debug=_SITE + '9023')
+    _lib['aten:CompositeImplicitAutograd'].impl('split.sizes', _k_CompositeImplicitAutograd_split_sizes, debug=_SITE + '9024')
 
 
-def _op346(_def, _lib):  # aten::split_copy
+def _op353(_def, _lib):  # aten::split_copy
     _def['aten'].define('split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('split_copy.Tensor_out(Tensor self, SymInt split_size, int dim=0, *, Tensor(a!)[] out) -> ()', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('split_copy.Tensor_out', _k_CompositeExplicitAutograd_split_copy_Tensor_out, debug=_SITE + '8889')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('split_copy.Tensor', generated_split_copy_Tensor, debug=_SITE + '8890')
+    _lib['aten:CompositeExplicitAutograd'].impl('split_copy.Tensor_out', _k_CompositeExplicitAutograd_split_copy_Tensor_out, debug=_SITE + '9030')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('split_copy.Tensor', generated_split_copy_Tensor, debug=_SITE + '9031')
 
 
-def _op347(_def, _lib):  # aten::split_with_sizes
+def _op354(_def, _lib):  # aten::split_with_sizes
     _def['aten'].define('split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('split_with_sizes', _k_CompositeExplicitAutograd_split_with_sizes, debug=_SITE + '8895')
+    _lib['aten:CompositeExplicitAutograd'].impl('split_with_sizes', _k_CompositeExplicitAutograd_split_with_sizes, debug=_SITE + '9036')
 
 
-def _op348(_def, _lib):  # aten::split_with_sizes_copy
+def _op355(_def, _lib):  # aten::split_with_sizes_copy
     _def['aten'].define('split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('split_with_sizes_copy.out(Tensor self, SymInt[] split_sizes, int dim=0, *, Tensor(a!)[] out) -> ()', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('split_with_sizes_copy.out', _k_CompositeExplicitAutograd_split_with_sizes_copy_out, debug=_SITE + '8901')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('split_with_sizes_copy', generated_split_with_sizes_copy, debug=_SITE + '8902')
+    _lib['aten:CompositeExplicitAutograd'].impl('split_with_sizes_copy.out', _k_CompositeExplicitAutograd_split_with_sizes_copy_out, debug=_SITE + '9042')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('split_with_sizes_copy', generated_split_with_sizes_copy, debug=_SITE + '9043')
 
 
-def _op349(_def, _lib):  # aten::sqrt
+def _op356(_def, _lib):  # aten::sqrt
     _def['aten'].define('sqrt(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sqrt', wrapper_CPU_sqrt, debug=_SITE + '8908')
-    _lib['aten:CPU'].impl('sqrt.out', wrapper_CPU_sqrt_out, debug=_SITE + '8909')
-    _lib['aten:Meta'].impl('sqrt', wrapper_Meta_sqrt, debug=_SITE + '8910')
-    _lib['aten:Meta'].impl('sqrt.out', wrapper_Meta_sqrt_out, debug=_SITE + '8911')
+    _lib['aten:CPU'].impl('sqrt', wrapper_CPU_sqrt, debug=_SITE + '9049')
+    _lib['aten:CPU'].impl('sqrt.out', wrapper_CPU_sqrt_out, debug=_SITE + '9050')
+    _lib['aten:Meta'].impl('sqrt', wrapper_Meta_sqrt, debug=_SITE + '9051')
+    _lib['aten:Meta'].impl('sqrt.out', wrapper_Meta_sqrt_out, debug=_SITE + '9052')
 
 
-def _op350(_def, _lib):  # aten::sqrt_
+def _op357(_def, _lib):  # aten::sqrt_
     _def['aten'].define('sqrt_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sqrt_', wrapper_CPU_sqrt_, debug=_SITE + '8916')
-    _lib['aten:Meta'].impl('sqrt_', wrapper_Meta_sqrt_, debug=_SITE + '8917')
+    _lib['aten:CPU'].impl('sqrt_', wrapper_CPU_sqrt_, debug=_SITE + '9057')
+    _lib['aten:Meta'].impl('sqrt_', wrapper_Meta_sqrt_, debug=_SITE + '9058')
 
 
-def _op351(_def, _lib):  # aten::square
+def _op358(_def, _lib):  # aten::square
     _def['aten'].define('square(Tensor self) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('square.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('square', _k_CompositeImplicitAutograd_square, debug=_SITE + '8923')
-    _lib['aten:CompositeImplicitAutograd'].impl('square.out', _k_CompositeImplicitAutograd_square_out, debug=_SITE + '8924')
+    _lib['aten:CompositeImplicitAutograd'].impl('square', _k_CompositeImplicitAutograd_square, debug=_SITE + '9064')
+    _lib['aten:CompositeImplicitAutograd'].impl('square.out', _k_CompositeImplicitAutograd_square_out, debug=_SITE + '9065')
 
 
-def _op352(_def, _lib):  # aten::square_
+def _op359(_def, _lib):  # aten::square_
     _def['aten'].define('square_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('square_', _k_CompositeImplicitAutograd_square_, debug=_SITE + '8929')
+    _lib['aten:CompositeImplicitAutograd'].impl('square_', _k_CompositeImplicitAutograd_square_, debug=_SITE + '9070')
 
 
-def _op353(_def, _lib):  # aten::squeeze
+def _op360(_def, _lib):  # aten::squeeze
     _def['aten'].define('squeeze(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
     _def['aten'].define('squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('squeeze', _k_CompositeExplicitAutograd_squeeze, debug=_SITE + '8936')
-    _lib['aten:CompositeExplicitAutograd'].impl('squeeze.dim', _k_CompositeExplicitAutograd_squeeze_dim, debug=_SITE + '8937')
-    _lib['aten:CompositeExplicitAutograd'].impl('squeeze.dims', _k_CompositeExplicitAutograd_squeeze_dims, debug=_SITE + '8938')
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze', _k_CompositeExplicitAutograd_squeeze, debug=_SITE + '9077')
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze.dim', _k_CompositeExplicitAutograd_squeeze_dim, debug=_SITE + '9078')
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze.dims', _k_CompositeExplicitAutograd_squeeze_dims, debug=_SITE + '9079')
 
 
-def _op354(_def, _lib):  # aten::squeeze_
+def _op361(_def, _lib):  # aten::squeeze_
     _def['aten'].define('squeeze_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'inplace_view', 'pt2_compliant_tag',))
     _def['aten'].define('squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)', tags=('inplace', 'inplace_view', 'pt2_compliant_tag',))
     _def['aten'].define('squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)', tags=('inplace', 'inplace_view', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_', _k_CompositeExplicitAutograd_squeeze_, debug=_SITE + '8945')
-    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_.dim', _k_CompositeExplicitAutograd_squeeze__dim, debug=_SITE + '8946')
-    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_.dims', _k_CompositeExplicitAutograd_squeeze__dims, debug=_SITE + '8947')
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_', _k_CompositeExplicitAutograd_squeeze_, debug=_SITE + '9086')
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_.dim', _k_CompositeExplicitAutograd_squeeze__dim, debug=_SITE + '9087')
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_.dims', _k_CompositeExplicitAutograd_squeeze__dims, debug=_SITE + '9088')
 
 
-def _op355(_def, _lib):  # aten::squeeze_copy
+def _op362(_def, _lib):  # aten::squeeze_copy
     _def['aten'].define('squeeze_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('squeeze_copy.dim(Tensor self, int dim) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('squeeze_copy.dim_out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('squeeze_copy.dims(Tensor self, int[] dim) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('squeeze_copy.dims_out(Tensor self, int[] dim, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('squeeze_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_copy.dim_out', generated_squeeze_copy_dim_out, debug=_SITE + '8957')
-    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_copy.dims_out', generated_squeeze_copy_dims_out, debug=_SITE + '8958')
-    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_copy.out', generated_squeeze_copy_out, debug=_SITE + '8959')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('squeeze_copy', generated_squeeze_copy, debug=_SITE + '8960')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('squeeze_copy.dim', generated_squeeze_copy_dim, debug=_SITE + '8961')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('squeeze_copy.dims', generated_squeeze_copy_dims, debug=_SITE + '8962')
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_copy.dim_out', generated_squeeze_copy_dim_out, debug=_SITE + '9098')
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_copy.dims_out', generated_squeeze_copy_dims_out, debug=_SITE + '9099')
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_copy.out', generated_squeeze_copy_out, debug=_SITE + '9100')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('squeeze_copy', generated_squeeze_copy, debug=_SITE + '9101')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('squeeze_copy.dim', generated_squeeze_copy_dim, debug=_SITE + '9102')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('squeeze_copy.dims', generated_squeeze_copy_dims, debug=_SITE + '9103')
 
 
-def _op356(_def, _lib):  # aten::stack
+def _op363(_def, _lib):  # aten::stack
     _def['aten'].define('stack(Tensor[] tensors, int dim=0) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('stack', _k_CompositeExplicitAutograd_stack, debug=_SITE + '8968')
-    _lib['aten:CompositeExplicitAutograd'].impl('stack.out', _k_CompositeExplicitAutograd_stack_out, debug=_SITE + '8969')
+    _lib['aten:CompositeExplicitAutograd'].impl('stack', _k_CompositeExplicitAutograd_stack, debug=_SITE + '9109')
+    _lib['aten:CompositeExplicitAutograd'].impl('stack.out', _k_CompositeExplicitAutograd_stack_out, debug=_SITE + '9110')
 
 
-def _op357(_def, _lib):  # aten::std
+def _op364(_def, _lib):  # aten::std
     _def['aten'].define('std(Tensor self, bool unbiased=True) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('std.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('std.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('std.correction', _k_CPU_std_correction, debug=_SITE + '8978')
-    _lib['aten:CPU'].impl('std.correction_out', _k_CPU_std_correction_out, debug=_SITE + '8979')
-    _lib['aten:CompositeImplicitAutograd'].impl('std', _k_CompositeImplicitAutograd_std, debug=_SITE + '8980')
-    _lib['aten:CompositeImplicitAutograd'].impl('std.dim', _k_CompositeImplicitAutograd_std_dim, debug=_SITE + '8981')
-    _lib['aten:CompositeImplicitAutograd'].impl('std.out', _k_CompositeImplicitAutograd_std_out, debug=_SITE + '8982')
-    _lib['aten:Meta'].impl('std.correction', _k_Meta_std_correction, debug=_SITE + '8983')
-    _lib['aten:Meta'].impl('std.correction_out', _k_Meta_std_correction_out, debug=_SITE + '8984')
+    _lib['aten:CPU'].impl('std.correction', _k_CPU_std_correction, debug=_SITE + '9119')
+    _lib['aten:CPU'].impl('std.correction_out', _k_CPU_std_correction_out, debug=_SITE + '9120')
+    _lib['aten:CompositeImplicitAutograd'].impl('std', _k_CompositeImplicitAutograd_std, debug=_SITE + '9121')
+    _lib['aten:CompositeImplicitAutograd'].impl('std.dim', _k_CompositeImplicitAutograd_std_dim, debug=_SITE + '9122')
+    _lib['aten:CompositeImplicitAutograd'].impl('std.out', _k_CompositeImplicitAutograd_std_out, debug=_SITE + '9123')
+    _lib['aten:Meta'].impl('std.correction', _k_Meta_std_correction, debug=_SITE + '9124')
+    _lib['aten:Meta'].impl('std.correction_out', _k_Meta_std_correction_out, debug=_SITE + '9125')
 
 
-def _op358(_def, _lib):  # aten::sub
+def _op365(_def, _lib):  # aten::sub
     _def['aten'].define('sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sub.Tensor', wrapper_CPU_sub_Tensor, debug=_SITE + '8992')
-    _lib['aten:CPU'].impl('sub.out', wrapper_CPU_sub_out, debug=_SITE + '8993')
-    _lib['aten:CompositeExplicitAutograd'].impl('sub.Scalar', _k_CompositeExplicitAutograd_sub_Scalar, debug=_SITE + '8994')
-    _lib['aten:CompositeExplicitAutograd'].impl('sub.Scalar_out', generated_sub_Scalar_out, debug=_SITE + '8995')
-    _lib['aten:Meta'].impl('sub.Tensor', wrapper_Meta_sub_Tensor, debug=_SITE + '8996')
-    _lib['aten:Meta'].impl('sub.out', wrapper_Meta_sub_out, debug=_SITE + '8997')
+    _lib['aten:CPU'].impl('sub.Tensor', wrapper_CPU_sub_Tensor, debug=_SITE + '9133')
+    _lib['aten:CPU'].impl('sub.out', wrapper_CPU_sub_out, debug=_SITE + '9134')
+    _lib['aten:CompositeExplicitAutograd'].impl('sub.Scalar', _k_CompositeExplicitAutograd_sub_Scalar, debug=_SITE + '9135')
+    _lib['aten:CompositeExplicitAutograd'].impl('sub.Scalar_out', generated_sub_Scalar_out, debug=_SITE + '9136')
+    _lib['aten:Meta'].impl('sub.Tensor', wrapper_Meta_sub_Tensor, debug=_SITE + '9137')
+    _lib['aten:Meta'].impl('sub.out', wrapper_Meta_sub_out, debug=_SITE + '9138')
 
 
-def _op359(_def, _lib):  # aten::sub_
+def _op366(_def, _lib):  # aten::sub_
     _def['aten'].define('sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sub_.Tensor', wrapper_CPU_sub__Tensor, debug=_SITE + '9003')
-    _lib['aten:CompositeExplicitAutograd'].impl('sub_.Scalar', _k_CompositeExplicitAutograd_sub__Scalar, debug=_SITE + '9004')
-    _lib['aten:Meta'].impl('sub_.Tensor', wrapper_Meta_sub__Tensor, debug=_SITE + '9005')
+    _lib['aten:CPU'].impl('sub_.Tensor', wrapper_CPU_sub__Tensor, debug=_SITE + '9144')
+    _lib['aten:CompositeExplicitAutograd'].impl('sub_.Scalar', _k_CompositeExplicitAutograd_sub__Scalar, debug=_SITE + '9145')
+    _lib['aten:Meta'].impl('sub_.Tensor', wrapper_Meta_sub__Tensor, debug=_SITE + '9146')
 
 
-def _op360(_def, _lib):  # aten::subtract
+def _op367(_def, _lib):  # aten::subtract
     _def['aten'].define('subtract.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('subtract.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('subtract.Scalar', _k_CompositeImplicitAutograd_subtract_Scalar, debug=_SITE + '9012')
-    _lib['aten:CompositeImplicitAutograd'].impl('subtract.Tensor', _k_CompositeImplicitAutograd_subtract_Tensor, debug=_SITE + '9013')
-    _lib['aten:CompositeImplicitAutograd'].impl('subtract.out', _k_CompositeImplicitAutograd_subtract_out, debug=_SITE + '9014')
+    _lib['aten:CompositeImplicitAutograd'].impl('subtract.Scalar', _k_CompositeImplicitAutograd_subtract_Scalar, debug=_SITE + '9153')
+    _lib['aten:CompositeImplicitAutograd'].impl('subtract.Tensor', _k_CompositeImplicitAutograd_subtract_Tensor, debug=_SITE + '9154')
+    _lib['aten:CompositeImplicitAutograd'].impl('subtract.out', _k_CompositeImplicitAutograd_subtract_out, debug=_SITE + '9155')
 
 
-def _op361(_def, _lib):  # aten::subtract_
+def _op368(_def, _lib):  # aten::subtract_
     _def['aten'].define('subtract_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('subtract_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('subtract_.Scalar', _k_CompositeImplicitAutograd_subtract__Scalar, debug=_SITE + '9020')
-    _lib['aten:CompositeImplicitAutograd'].impl('subtract_.Tensor', _k_CompositeImplicitAutograd_subtract__Tensor, debug=_SITE + '9021')
+    _lib['aten:CompositeImplicitAutograd'].impl('subtract_.Scalar', _k_CompositeImplicitAutograd_subtract__Scalar, debug=_SITE + '9161')
+    _lib['aten:CompositeImplicitAutograd'].impl('subtract_.Tensor', _k_CompositeImplicitAutograd_subtract__Tensor, debug=_SITE + '9162')
 
 
-def _op362(_def, _lib):  # aten::sum
+def _op369(_def, _lib):  # aten::sum
     _def['aten'].define('sum(Tensor self, *, ScalarType? dtype=None) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('sum.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sum.IntList_out', wrapper_CPU_sum_IntList_out, debug=_SITE + '9029')
-    _lib['aten:CPU'].impl('sum.dim_IntList', wrapper_CPU_sum_dim_IntList, debug=_SITE + '9030')
-    _lib['aten:CompositeExplicitAutograd'].impl('sum', _k_CompositeExplicitAutograd_sum, debug=_SITE + '9031')
-    _lib['aten:CompositeExplicitAutograd'].impl('sum.out', generated_sum_out, debug=_SITE + '9032')
-    _lib['aten:Meta'].impl('sum.IntList_out', wrapper_Meta_sum_IntList_out, debug=_SITE + '9033')
-    _lib['aten:Meta'].impl('sum.dim_IntList', wrapper_Meta_sum_dim_IntList, debug=_SITE + '9034')
+    _lib['aten:CPU'].impl('sum.IntList_out', wrapper_CPU_sum_IntList_out, debug=_SITE + '9170')
+    _lib['aten:CPU'].impl('sum.dim_IntList', wrapper_CPU_sum_dim_IntList, debug=_SITE + '9171')
+    _lib['aten:CompositeExplicitAutograd'].impl('sum', _k_CompositeExplicitAutograd_sum, debug=_SITE + '9172')
+    _lib['aten:CompositeExplicitAutograd'].impl('sum.out', generated_sum_out, debug=_SITE + '9173')
+    _lib['aten:Meta'].impl('sum.IntList_out', wrapper_Meta_sum_IntList_out, debug=_SITE + '9174')
+    _lib['aten:Meta'].impl('sum.dim_IntList', wrapper_Meta_sum_dim_IntList, debug=_SITE + '9175')
 
 
-def _op363(_def, _lib):  # aten::swapaxes
+def _op370(_def, _lib):  # aten::swapaxes
     _def['aten'].define('swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('swapaxes', _k_CompositeImplicitAutograd_swapaxes, debug=_SITE + '9039')
+    _lib['aten:CompositeImplicitAutograd'].impl('swapaxes', _k_CompositeImplicitAutograd_swapaxes, debug=_SITE + '9180')
 
 
-def _op364(_def, _lib):  # aten::swapaxes_
+def _op371(_def, _lib):  # aten::swapaxes_
     _def['aten'].define('swapaxes_(Tensor(a!) self, int axis0, int axis1) -> Tensor(a!)', tags=('inplace', 'inplace_view', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('swapaxes_', _k_CompositeImplicitAutograd_swapaxes_, debug=_SITE + '9044')
+    _lib['aten:CompositeImplicitAutograd'].impl('swapaxes_', _k_CompositeImplicitAutograd_swapaxes_, debug=_SITE + '9185')
 
 
-def _op365(_def, _lib):  # aten::swapdims
+def _op372(_def, _lib):  # aten::swapdims
     _def['aten'].define('swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('swapdims', _k_CompositeImplicitAutograd_swapdims, debug=_SITE + '9049')
+    _lib['aten:CompositeImplicitAutograd'].impl('swapdims', _k_CompositeImplicitAutograd_swapdims, debug=_SITE + '9190')
 
 
-def _op366(_def, _lib):  # aten::swapdims_
+def _op373(_def, _lib):  # aten::swapdims_
     _def['aten'].define('swapdims_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)', tags=('inplace', 'inplace_view', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('swapdims_', _k_CompositeImplicitAutograd_swapdims_, debug=_SITE + '9054')
+    _lib['aten:CompositeImplicitAutograd'].impl('swapdims_', _k_CompositeImplicitAutograd_swapdims_, debug=_SITE + '9195')
 
 
-def _op367(_def, _lib):  # aten::t
+def _op374(_def, _lib):  # aten::t
     _def['aten'].define('t(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('t', _k_CompositeExplicitAutograd_t, debug=_SITE + '9059')
+    _lib['aten:CompositeExplicitAutograd'].impl('t', _k_CompositeExplicitAutograd_t, debug=_SITE + '9200')
 
 
-def _op368(_def, _lib):  # aten::t_
+def _op375(_def, _lib):  # aten::t_
     _def['aten'].define('t_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'inplace_view', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('t_', _k_CompositeExplicitAutograd_t_, debug=_SITE + '9064')
+    _lib['aten:CompositeExplicitAutograd'].impl('t_', _k_CompositeExplicitAutograd_t_, debug=_SITE + '9205')
 
 
-def _op369(_def, _lib):  # aten::t_copy
+def _op376(_def, _lib):  # aten::t_copy
     _def['aten'].define('t_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('t_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('t_copy.out', generated_t_copy_out, debug=_SITE + '9070')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('t_copy', generated_t_copy, debug=_SITE + '9071')
+    _lib['aten:CompositeExplicitAutograd'].impl('t_copy.out', generated_t_copy_out, debug=_SITE + '9211')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('t_copy', generated_t_copy, debug=_SITE + '9212')
 
 
-def _op370(_def, _lib):  # aten::tan
+def _op377(_def, _lib):  # aten::tan
     _def['aten'].define('tan(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('tan', wrapper_CPU_tan, debug=_SITE + '9077')
-    _lib['aten:CPU'].impl('tan.out', wrapper_CPU_tan_out, debug=_SITE + '9078')
-    _lib['aten:Meta'].impl('tan', wrapper_Meta_tan, debug=_SITE + '9079')
-    _lib['aten:Meta'].impl('tan.out', wrapper_Meta_tan_out, debug=_SITE + '9080')
+    _lib['aten:CPU'].impl('tan', wrapper_CPU_tan, debug=_SITE + '9218')
+    _lib['aten:CPU'].impl('tan.out', wrapper_CPU_tan_out, debug=_SITE + '9219')
+    _lib['aten:Meta'].impl('tan', wrapper_Meta_tan, debug=_SITE + '9220')
+    _lib['aten:Meta'].impl('tan.out', wrapper_Meta_tan_out, debug=_SITE + '9221')
 
 
-def _op371(_def, _lib):  # aten::tan_
+def _op378(_def, _lib):  # aten::tan_
     _def['aten'].define('tan_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('tan_', wrapper_CPU_tan_, debug=_SITE + '9085')
-    _lib['aten:Meta'].impl('tan_', wrapper_Meta_tan_, debug=_SITE + '9086')
+    _lib['aten:CPU'].impl('tan_', wrapper_CPU_tan_, debug=_SITE + '9226')
+    _lib['aten:Meta'].impl('tan_', wrapper_Meta_tan_, debug=_SITE + '9227')
 
 
-def _op372(_def, _lib):  # aten::tanh
+def _op379(_def, _lib):  # aten::tanh
     _def['aten'].define('tanh(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('tanh', wrapper_CPU_tanh, debug=_SITE + '9092')
-    _lib['aten:CPU'].impl('tanh.out', wrapper_CPU_tanh_out, debug=_SITE + '9093')
-    _lib['aten:Meta'].impl('tanh', wrapper_Meta_tanh, debug=_SITE + '9094')
-    _lib['aten:Meta'].impl('tanh.out', wrapper_Meta_tanh_out, debug=_SITE + '9095')
+    _lib['aten:CPU'].impl('tanh', wrapper_CPU_tanh, debug=_SITE + '9233')
+    _lib['aten:CPU'].impl('tanh.out', wrapper_CPU_tanh_out, debug=_SITE + '9234')
+    _lib['aten:Meta'].impl('tanh', wrapper_Meta_tanh, debug=_SITE + '9235')
+    _lib['aten:Meta'].impl('tanh.out', wrapper_Meta_tanh_out, debug=_SITE + '9236')
 
 
-def _op373(_def, _lib):  # aten::tanh_
+def _op380(_def, _lib):  # aten::tanh_
     _def['aten'].define('tanh_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('tanh_', wrapper_CPU_tanh_, debug=_SITE + '9100')
-    _lib['aten:Meta'].impl('tanh_', wrapper_Meta_tanh_, debug=_SITE + '9101')
+    _lib['aten:CPU'].impl('tanh_', wrapper_CPU_tanh_, debug=_SITE + '9241')
+    _lib['aten:Meta'].impl('tanh_', wrapper_Meta_tanh_, debug=_SITE + '9242')
 
 
-def _op374(_def, _lib):  # aten::tile
+def _op381(_def, _lib):  # aten::tile
     _def['aten'].define('tile(Tensor self, SymInt[] dims) -> Tensor', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('tile', _k_CompositeImplicitAutograd_tile, debug=_SITE + '9106')
+    _lib['aten:CompositeImplicitAutograd'].impl('tile', _k_CompositeImplicitAutograd_tile, debug=_SITE + '9247')
 
 
-def _op375(_def, _lib):  # aten::to
+def _op382(_def, _lib):  # aten::to
     _def['aten'].define('to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)', tags=('pt2_compliant_tag',))
     _def['aten'].define('to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)', tags=('pt2_compliant_tag',))
     _def['aten'].define('to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)', tags=('pt2_compliant_tag',))
     _def['aten'].define('to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('to.dtype_layout', backend_select_to_dtype_layout, debug=_SITE + '9114')
-    _lib['aten:CompositeImplicitAutograd'].impl('to.device', _k_CompositeImplicitAutograd_to_device, debug=_SITE + '9115')
-    _lib['aten:CompositeImplicitAutograd'].impl('to.dtype', _k_CompositeImplicitAutograd_to_dtype, debug=_SITE + '9116')
-    _lib['aten:CompositeImplicitAutograd'].impl('to.dtype_layout', _k_CompositeImplicitAutograd_to_dtype_layout, debug=_SITE + '9117')
-    _lib['aten:CompositeImplicitAutograd'].impl('to.other', _k_CompositeImplicitAutograd_to_other, debug=_SITE + '9118')
+    _lib['aten:BackendSelect'].impl('to.dtype_layout', backend_select_to_dtype_layout, debug=_SITE + '9255')
+    _lib['aten:CompositeImplicitAutograd'].impl('to.device', _k_CompositeImplicitAutograd_to_device, debug=_SITE + '9256')
+    _lib['aten:CompositeImplicitAutograd'].impl('to.dtype', _k_CompositeImplicitAutograd_to_dtype, debug=_SITE + '9257')
+    _lib['aten:CompositeImplicitAutograd'].impl('to.dtype_layout', _k_CompositeImplicitAutograd_to_dtype_layout, debug=_SITE + '9258')
+    _lib['aten:CompositeImplicitAutograd'].impl('to.other', _k_CompositeImplicitAutograd_to_other, debug=_SITE + '9259')
 
 
-def _op376(_def, _lib):  # aten::topk
+def _op383(_def, _lib):  # aten::topk
     _def['aten'].define('topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('topk', wrapper_CPU_topk, debug=_SITE + '9124')
-    _lib['aten:CPU'].impl('topk.values', wrapper_CPU_topk_values, debug=_SITE + '9125')
-    _lib['aten:Meta'].impl('topk', wrapper_Meta_topk, debug=_SITE + '9126')
-    _lib['aten:Meta'].impl('topk.values', wrapper_Meta_topk_values, debug=_SITE + '9127')
+    _lib['aten:CPU'].impl('topk', wrapper_CPU_topk, debug=_SITE + '9265')
+    _lib['aten:CPU'].impl('topk.values', wrapper_CPU_topk_values, debug=_SITE + '9266')
+    _lib['aten:Meta'].impl('topk', wrapper_Meta_topk, debug=_SITE + '9267')
+    _lib['aten:Meta'].impl('topk.values', wrapper_Meta_topk_values, debug=_SITE + '9268')
 
 
-def _op377(_def, _lib):  # aten::trace
+def _op384(_def, _lib):  # aten::trace
     _def['aten'].define('trace(Tensor self) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('trace.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('trace', _k_CPU_trace, debug=_SITE + '9133')
-    _lib['aten:CompositeExplicitAutograd'].impl('trace.out', generated_trace_out, debug=_SITE + '9134')
-    _lib['aten:Meta'].impl('trace', _k_Meta_trace, debug=_SITE + '9135')
+    _lib['aten:CPU'].impl('trace', _k_CPU_trace, debug=_SITE + '9274')
+    _lib['aten:CompositeExplicitAutograd'].impl('trace.out', generated_trace_out, debug=_SITE + '9275')
+    _lib['aten:Meta'].impl('trace', _k_Meta_trace, debug=_SITE + '9276')
 
 
-def _op378(_def, _lib):  # aten::transpose
+def _op385(_def, _lib):  # aten::transpose
     _def['aten'].define('transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('transpose.int', _k_CompositeExplicitAutograd_transpose_int, debug=_SITE + '9140')
+    _lib['aten:CompositeExplicitAutograd'].impl('transpose.int', _k_CompositeExplicitAutograd_transpose_int, debug=_SITE + '9281')
 
 
-def _op379(_def, _lib):  # aten::transpose_
+def _op386(_def, _lib):  # aten::transpose_
     _def['aten'].define('transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)', tags=('inplace', 'inplace_view', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('transpose_', _k_CompositeExplicitAutograd_transpose_, debug=_SITE + '9145')
+    _lib['aten:CompositeExplicitAutograd'].impl('transpose_', _k_CompositeExplicitAutograd_transpose_, debug=_SITE + '9286')
 
 
-def _op380(_def, _lib):  # aten::transpose_copy
+def _op387(_def, _lib):  # aten::transpose_copy
     _def['aten'].define('transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('transpose_copy.int_out(Tensor self, int dim0, int dim1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('transpose_copy.int_out', generated_transpose_copy_int_out, debug=_SITE + '9151')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('transpose_copy.int', generated_transpose_copy_int, debug=_SITE + '9152')
+    _lib['aten:CompositeExplicitAutograd'].impl('transpose_copy.int_out', generated_transpose_copy_int_out, debug=_SITE + '9292')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('transpose_copy.int', generated_transpose_copy_int, debug=_SITE + '9293')
 
 
-def _op381(_def, _lib):  # aten::tril
+def _op388(_def, _lib):  # aten::tril
     _def['aten'].define('tril(Tensor self, SymInt diagonal=0) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('tril', wrapper_CPU_tril, debug=_SITE + '9158')
-    _lib['aten:CPU'].impl('tril.out', wrapper_CPU_tril_out, debug=_SITE + '9159')
-    _lib['aten:Meta'].impl('tril', wrapper_Meta_tril, debug=_SITE + '9160')
-    _lib['aten:Meta'].impl('tril.out', wrapper_Meta_tril_out, debug=_SITE + '9161')
+    _lib['aten:CPU'].impl('tril', wrapper_CPU_tril, debug=_SITE + '9299')
+    _lib['aten:CPU'].impl('tril.out', wrapper_CPU_tril_out, debug=_SITE + '9300')
+    _lib['aten:Meta'].impl('tril', wrapper_Meta_tril, debug=_SITE + '9301')
+    _lib['aten:Meta'].impl('tril.out', wrapper_Meta_tril_out, debug=_SITE + '9302')
 
 
-def _op382(_def, _lib):  # aten::tril_
+def _op389(_def, _lib):  # aten::tril_
     _def['aten'].define('tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('tril_', wrapper_CPU_tril_, debug=_SITE + '9166')
-    _lib['aten:Meta'].impl('tril_', wrapper_Meta_tril_, debug=_SITE + '9167')
+    _lib['aten:CPU'].impl('tril_', wrapper_CPU_tril_, debug=_SITE + '9307')
+    _lib['aten:Meta'].impl('tril_', wrapper_Meta_tril_, debug=_SITE + '9308')
 
 
-def _op383(_def, _lib):  # aten::triu
+def _op390(_def, _lib):  # aten::triu
     _def['aten'].define('triu(Tensor self, SymInt diagonal=0) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('triu', wrapper_CPU_triu, debug=_SITE + '9173')
-    _lib['aten:CPU'].impl('triu.out', wrapper_CPU_triu_out, debug=_SITE + '9174')
-    _lib['aten:Meta'].impl('triu', wrapper_Meta_triu, debug=_SITE + '9175')
-    _lib['aten:Meta'].impl('triu.out', wrapper_Meta_triu_out, debug=_SITE + '9176')
+    _lib['aten:CPU'].impl('triu', wrapper_CPU_triu, debug=_SITE + '9314')
+    _lib['aten:CPU'].impl('triu.out', wrapper_CPU_triu_out, debug=_SITE + '9315')
+    _lib['aten:Meta'].impl('triu', wrapper_Meta_triu, debug=_SITE + '9316')
+    _lib['aten:Meta'].impl('triu.out', wrapper_Meta_triu_out, debug=_SITE + '9317')
 
 
-def _op384(_def, _lib):  # aten::triu_
+def _op391(_def, _lib):  # aten::triu_
     _def['aten'].define('triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('triu_', wrapper_CPU_triu_, debug=_SITE + '9181')
-    _lib['aten:Meta'].impl('triu_', wrapper_Meta_triu_, debug=_SITE + '9182')
+    _lib['aten:CPU'].impl('triu_', wrapper_CPU_triu_, debug=_SITE + '9322')
+    _lib['aten:Meta'].impl('triu_', wrapper_Meta_triu_, debug=_SITE + '9323')
 
 
-def _op385(_def, _lib):  # aten::true_divide
+def _op392(_def, _lib):  # aten::true_divide
     _def['aten'].define('true_divide.Scalar(Tensor self, Scalar other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('true_divide.Tensor(Tensor self, Tensor other) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('true_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('true_divide.Scalar', _k_CompositeImplicitAutograd_true_divide_Scalar, debug=_SITE + '9189')
-    _lib['aten:CompositeImplicitAutograd'].impl('true_divide.Tensor', _k_CompositeImplicitAutograd_true_divide_Tensor, debug=_SITE + '9190')
-    _lib['aten:CompositeImplicitAutograd'].impl('true_divide.out', _k_CompositeImplicitAutograd_true_divide_out, debug=_SITE + '9191')
+    _lib['aten:CompositeImplicitAutograd'].impl('true_divide.Scalar', _k_CompositeImplicitAutograd_true_divide_Scalar, debug=_SITE + '9330')
+    _lib['aten:CompositeImplicitAutograd'].impl('true_divide.Tensor', _k_CompositeImplicitAutograd_true_divide_Tensor, debug=_SITE + '9331')
+    _lib['aten:CompositeImplicitAutograd'].impl('true_divide.out', _k_CompositeImplicitAutograd_true_divide_out, debug=_SITE + '9332')
 
 
-def _op386(_def, _lib):  # aten::true_divide_
+def _op393(_def, _lib):  # aten::true_divide_
     _def['aten'].define('true_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('true_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('true_divide_.Scalar', _k_CompositeImplicitAutograd_true_divide__Scalar, debug=_SITE + '9197')
-    _lib['aten:CompositeImplicitAutograd'].impl('true_divide_.Tensor', _k_CompositeImplicitAutograd_true_divide__Tensor, debug=_SITE + '9198')
+    _lib['aten:CompositeImplicitAutograd'].impl('true_divide_.Scalar', _k_CompositeImplicitAutograd_true_divide__Scalar, debug=_SITE + '9338')
+    _lib['aten:CompositeImplicitAutograd'].impl('true_divide_.Tensor', _k_CompositeImplicitAutograd_true_divide__Tensor, debug=_SITE + '9339')
 
 
-def _op387(_def, _lib):  # aten::trunc
+def _op394(_def, _lib):  # aten::trunc
     _def['aten'].define('trunc(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('trunc', wrapper_CPU_trunc, debug=_SITE + '9204')
-    _lib['aten:CPU'].impl('trunc.out', wrapper_CPU_trunc_out, debug=_SITE + '9205')
-    _lib['aten:Meta'].impl('trunc', wrapper_Meta_trunc, debug=_SITE + '9206')
-    _lib['aten:Meta'].impl('trunc.out', wrapper_Meta_trunc_out, debug=_SITE + '9207')
+    _lib['aten:CPU'].impl('trunc', wrapper_CPU_trunc, debug=_SITE + '9345')
+    _lib['aten:CPU'].impl('trunc.out', wrapper_CPU_trunc_out, debug=_SITE + '9346')
+    _lib['aten:Meta'].impl('trunc', wrapper_Meta_trunc, debug=_SITE + '9347')
+    _lib['aten:Meta'].impl('trunc.out', wrapper_Meta_trunc_out, debug=_SITE + '9348')
 
 
-def _op388(_def, _lib):  # aten::trunc_
+def _op395(_def, _lib):  # aten::trunc_
     _def['aten'].define('trunc_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('trunc_', wrapper_CPU_trunc_, debug=_SITE + '9212')
-    _lib['aten:Meta'].impl('trunc_', wrapper_Meta_trunc_, debug=_SITE + '9213')
+    _lib['aten:CPU'].impl('trunc_', wrapper_CPU_trunc_, debug=_SITE + '9353')
+    _lib['aten:Meta'].impl('trunc_', wrapper_Meta_trunc_, debug=_SITE + '9354')
 
 
-def _op389(_def, _lib):  # aten::type_as
+def _op396(_def, _lib):  # aten::type_as
     _def['aten'].define('type_as(Tensor self, Tensor other) -> Tensor', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('type_as', _k_CompositeImplicitAutograd_type_as, debug=_SITE + '9218')
+    _lib['aten:CompositeImplicitAutograd'].impl('type_as', _k_CompositeImplicitAutograd_type_as, debug=_SITE + '9359')
 
 
-def _op390(_def, _lib):  # aten::unbind
+def _op397(_def, _lib):  # aten::unbind
     _def['aten'].define('unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('unbind.int', _k_CompositeExplicitAutograd_unbind_int, debug=_SITE + '9223')
+    _lib['aten:CompositeExplicitAutograd'].impl('unbind.int', _k_CompositeExplicitAutograd_unbind_int, debug=_SITE + '9364')
 
 
-def _op391(_def, _lib):  # aten::unbind_copy
+def _op398(_def, _lib):  # aten::unbind_copy
     _def['aten'].define('unbind_copy.int(Tensor self, int dim=0) -> Tensor[]', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('unbind_copy.int_out(Tensor self, int dim=0, *, Tensor(a!)[] out) -> ()', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('unbind_copy.int_out', _k_CompositeExplicitAutograd_unbind_copy_int_out, debug=_SITE + '9229')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('unbind_copy.int', generated_unbind_copy_int, debug=_SITE + '9230')
+    _lib['aten:CompositeExplicitAutograd'].impl('unbind_copy.int_out', _k_CompositeExplicitAutograd_unbind_copy_int_out, debug=_SITE + '9370')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('unbind_copy.int', generated_unbind_copy_int, debug=_SITE + '9371')
 
 
-def _op392(_def, _lib):  # aten::unflatten
+def _op399(_def, _lib):  # aten::unflatten
     _def['aten'].define('unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('unflatten.int', _k_CompositeImplicitAutograd_unflatten_int, debug=_SITE + '9235')
+    _lib['aten:CompositeImplicitAutograd'].impl('unflatten.int', _k_CompositeImplicitAutograd_unflatten_int, debug=_SITE + '9376')
 
 
-def _op393(_def, _lib):  # aten::unfold
+def _op400(_def, _lib):  # aten::unfold
     _def['aten'].define('unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('unfold', _k_CPU_unfold, debug=_SITE + '9240')
-    _lib['aten:Meta'].impl('unfold', _k_Meta_unfold, debug=_SITE + '9241')
+    _lib['aten:CPU'].impl('unfold', _k_CPU_unfold, debug=_SITE + '9381')
+    _lib['aten:Meta'].impl('unfold', _k_Meta_unfold, debug=_SITE + '9382')
 
 
-def _op394(_def, _lib):  # aten::unfold_backward
+def _op401(_def, _lib):  # aten::unfold_backward
     _def['aten'].define('unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('unfold_backward.out(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('unfold_backward', _k_CompositeExplicitAutograd_unfold_backward, debug=_SITE + '9247')
-    _lib['aten:CompositeExplicitAutograd'].impl('unfold_backward.out', generated_unfold_backward_out, debug=_SITE + '9248')
+    _lib['aten:CompositeExplicitAutograd'].impl('unfold_backward', _k_CompositeExplicitAutograd_unfold_backward, debug=_SITE + '9388')
+    _lib['aten:CompositeExplicitAutograd'].impl('unfold_backward.out', generated_unfold_backward_out, debug=_SITE + '9389')
 
 
-def _op395(_def, _lib):  # aten::unfold_copy
+def _op402(_def, _lib):  # aten::unfold_copy
     _def['aten'].define('unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('unfold_copy.out(Tensor self, int dimension, int size, int step, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('unfold_copy.out', generated_unfold_copy_out, debug=_SITE + '9254')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('unfold_copy', generated_unfold_copy, debug=_SITE + '9255')
+    _lib['aten:CompositeExplicitAutograd'].impl('unfold_copy.out', generated_unfold_copy_out, debug=_SITE + '9395')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('unfold_copy', generated_unfold_copy, debug=_SITE + '9396')
 
 
-def _op396(_def, _lib):  # aten::uniform
+def _op403(_def, _lib):  # aten::uniform
     _def['aten'].define('uniform(Tensor self, float from=0, float to=1, *, Generator? generator=None) -> Tensor', tags=('generated', 'nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('uniform.out(Tensor self, float from=0, float to=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('uniform', generated_uniform, debug=_SITE + '9261')
-    _lib['aten:CompositeExplicitAutograd'].impl('uniform.out', generated_uniform_out, debug=_SITE + '9262')
+    _lib['aten:CompositeExplicitAutograd'].impl('uniform', generated_uniform, debug=_SITE + '9402')
+    _lib['aten:CompositeExplicitAutograd'].impl('uniform.out', generated_uniform_out, debug=_SITE + '9403')
 
 
-def _op397(_def, _lib):  # aten::uniform_
+def _op404(_def, _lib):  # aten::uniform_
     _def['aten'].define('uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)', tags=('inplace', 'nondeterministic_seeded', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('uniform_', _k_CPU_uniform_, debug=_SITE + '9267')
-    _lib['aten:Meta'].impl('uniform_', _k_Meta_uniform_, debug=_SITE + '9268')
+    _lib['aten:CPU'].impl('uniform_', _k_CPU_uniform_, debug=_SITE + '9408')
+    _lib['aten:Meta'].impl('uniform_', _k_Meta_uniform_, debug=_SITE + '9409')
 
 
-def _op398(_def, _lib):  # aten::unsqueeze
+def _op405(_def, _lib):  # aten::unsqueeze
     _def['aten'].define('unsqueeze(Tensor(a) self, int dim) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('unsqueeze', _k_CompositeExplicitAutograd_unsqueeze, debug=_SITE + '9273')
+    _lib['aten:CompositeExplicitAutograd'].impl('unsqueeze', _k_CompositeExplicitAutograd_unsqueeze, debug=_SITE + '9414')
 
 
-def _op399(_def, _lib):  # aten::unsqueeze_
+def _op406(_def, _lib):  # aten::unsqueeze_
     _def['aten'].define('unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)', tags=('inplace', 'inplace_view', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('unsqueeze_', _k_CompositeExplicitAutograd_unsqueeze_, debug=_SITE + '9278')
+    _lib['aten:CompositeExplicitAutograd'].impl('unsqueeze_', _k_CompositeExplicitAutograd_unsqueeze_, debug=_SITE + '9419')
 
 
-def _op400(_def, _lib):  # aten::unsqueeze_copy
+def _op407(_def, _lib):  # aten::unsqueeze_copy
     _def['aten'].define('unsqueeze_copy(Tensor self, int dim) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('unsqueeze_copy.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('unsqueeze_copy.out', generated_unsqueeze_copy_out, debug=_SITE + '9284')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('unsqueeze_copy', generated_unsqueeze_copy, debug=_SITE + '9285')
+    _lib['aten:CompositeExplicitAutograd'].impl('unsqueeze_copy.out', generated_unsqueeze_copy_out, debug=_SITE + '9425')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('unsqueeze_copy', generated_unsqueeze_copy, debug=_SITE + '9426')
 
 
-def _op401(_def, _lib):  # aten::var
+def _op408(_def, _lib):  # aten::var
     _def['aten'].define('var(Tensor self, bool unbiased=True) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('var.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('var.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('var.correction', _k_CPU_var_correction, debug=_SITE + '9294')
-    _lib['aten:CPU'].impl('var.correction_out', _k_CPU_var_correction_out, debug=_SITE + '9295')
-    _lib['aten:CompositeImplicitAutograd'].impl('var', _k_CompositeImplicitAutograd_var, debug=_SITE + '9296')
-    _lib['aten:CompositeImplicitAutograd'].impl('var.dim', _k_CompositeImplicitAutograd_var_dim, debug=_SITE + '9297')
-    _lib['aten:CompositeImplicitAutograd'].impl('var.out', _k_CompositeImplicitAutograd_var_out, debug=_SITE + '9298')
-    _lib['aten:Meta'].impl('var.correction', _k_Meta_var_correction, debug=_SITE + '9299')
-    _lib['aten:Meta'].impl('var.correction_out', _k_Meta_var_correction_out, debug=_SITE + '9300')
+    _lib['aten:CPU'].impl('var.correction', _k_CPU_var_correction, debug=_SITE + '9435')
+    _lib['aten:CPU'].impl('var.correction_out', _k_CPU_var_correction_out, debug=_SITE + '9436')
+    _lib['aten:CompositeImplicitAutograd'].impl('var', _k_CompositeImplicitAutograd_var, debug=_SITE + '9437')
+    _lib['aten:CompositeImplicitAutograd'].impl('var.dim', _k_CompositeImplicitAutograd_var_dim, debug=_SITE + '9438')
+    _lib['aten:CompositeImplicitAutograd'].impl('var.out', _k_CompositeImplicitAutograd_var_out, debug=_SITE + '9439')
+    _lib['aten:Meta'].impl('var.correction', _k_Meta_var_correction, debug=_SITE + '9440')
+    _lib['aten:Meta'].impl('var.correction_out', _k_Meta_var_correction_out, debug=_SITE + '9441')
 
 
-def _op402(_def, _lib):  # aten::view
+def _op409(_def, _lib):  # aten::view
     _def['aten'].define('view(Tensor(a) self, SymInt[] size) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('view', _k_CPU_view, debug=_SITE + '9305')
-    _lib['aten:Meta'].impl('view', _k_Meta_view, debug=_SITE + '9306')
+    _lib['aten:CPU'].impl('view', _k_CPU_view, debug=_SITE + '9446')
+    _lib['aten:Meta'].impl('view', _k_Meta_view, debug=_SITE + '9447')
 
 
-def _op403(_def, _lib):  # aten::view_as
+def _op410(_def, _lib):  # aten::view_as
     _def['aten'].define('view_as(Tensor(a) self, Tensor other) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('view_as', _k_CompositeImplicitAutograd_view_as, debug=_SITE + '9311')
+    _lib['aten:CompositeImplicitAutograd'].impl('view_as', _k_CompositeImplicitAutograd_view_as, debug=_SITE + '9452')
 
 
-def _op404(_def, _lib):  # aten::view_as_complex
+def _op411(_def, _lib):  # aten::view_as_complex
     _def['aten'].define('view_as_complex(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('view_as_complex', _k_CPU_view_as_complex, debug=_SITE + '9316')
-    _lib['aten:Meta'].impl('view_as_complex', _k_Meta_view_as_complex, debug=_SITE + '9317')
+    _lib['aten:CPU'].impl('view_as_complex', _k_CPU_view_as_complex, debug=_SITE + '9457')
+    _lib['aten:Meta'].impl('view_as_complex', _k_Meta_view_as_complex, debug=_SITE + '9458')
 
 
-def _op405(_def, _lib):  # aten::view_as_complex_copy
+def _op412(_def, _lib):  # aten::view_as_complex_copy
     _def['aten'].define('view_as_complex_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('view_as_complex_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('view_as_complex_copy.out', generated_view_as_complex_copy_out, debug=_SITE + '9323')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('view_as_complex_copy', generated_view_as_complex_copy, debug=_SITE + '9324')
+    _lib['aten:CompositeExplicitAutograd'].impl('view_as_complex_copy.out', generated_view_as_complex_copy_out, debug=_SITE + '9464')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('view_as_complex_copy', generated_view_as_complex_copy, debug=_SITE + '9465')
 
 
-def _op406(_def, _lib):  # aten::view_as_real
+def _op413(_def, _lib):  # aten::view_as_real
     _def['aten'].define('view_as_real(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('view_as_real', _k_CPU_view_as_real, debug=_SITE + '9329')
-    _lib['aten:Meta'].impl('view_as_real', _k_Meta_view_as_real, debug=_SITE + '9330')
+    _lib['aten:CPU'].impl('view_as_real', _k_CPU_view_as_real, debug=_SITE + '9470')
+    _lib['aten:Meta'].impl('view_as_real', _k_Meta_view_as_real, debug=_SITE + '9471')
 
 
-def _op407(_def, _lib):  # aten::view_as_real_copy
+def _op414(_def, _lib):  # aten::view_as_real_copy
     _def['aten'].define('view_as_real_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('view_as_real_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('view_as_real_copy.out', generated_view_as_real_copy_out, debug=_SITE + '9336')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('view_as_real_copy', generated_view_as_real_copy, debug=_SITE + '9337')
+    _lib['aten:CompositeExplicitAutograd'].impl('view_as_real_copy.out', generated_view_as_real_copy_out, debug=_SITE + '9477')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('view_as_real_copy', generated_view_as_real_copy, debug=_SITE + '9478')
 
 
-def _op408(_def, _lib):  # aten::view_copy
+def _op415(_def, _lib):  # aten::view_copy
     _def['aten'].define('view_copy(Tensor self, SymInt[] size) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('view_copy.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('view_copy.out', generated_view_copy_out, debug=_SITE + '9343')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('view_copy', generated_view_copy, debug=_SITE + '9344')
+    _lib['aten:CompositeExplicitAutograd'].impl('view_copy.out', generated_view_copy_out, debug=_SITE + '9484')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('view_copy', generated_view_copy, debug=_SITE + '9485')
 
 
-def _op409(_def, _lib):  # aten::where
+def _op416(_def, _lib):  # aten::where
     _def['aten'].define('where(Tensor condition) -> Tensor[]', tags=('pt2_compliant_tag',))
     _def['aten'].define('where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('where.self(Tensor condition, Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('where.self', _k_CPU_where_self, debug=_SITE + '9354')
-    _lib['aten:CPU'].impl('where.self_out', _k_CPU_where_self_out, debug=_SITE + '9355')
-    _lib['aten:CompositeImplicitAutograd'].impl('where', _k_CompositeImplicitAutograd_where, debug=_SITE + '9356')
-    _lib['aten:CompositeImplicitAutograd'].impl('where.Scalar', _k_CompositeImplicitAutograd_where_Scalar, debug=_SITE + '9357')
-    _lib['aten:CompositeImplicitAutograd'].impl('where.ScalarOther', _k_CompositeImplicitAutograd_where_ScalarOther, debug=_SITE + '9358')
-    _lib['aten:CompositeImplicitAutograd'].impl('where.ScalarSelf', _k_CompositeImplicitAutograd_where_ScalarSelf, debug=_SITE + '9359')
-    _lib['aten:Meta'].impl('where.self', _k_Meta_where_self, debug=_SITE + '9360')
-    _lib['aten:Meta'].impl('where.self_out', _k_Meta_where_self_out, debug=_SITE + '9361')
+    _lib['aten:CPU'].impl('where.self', _k_CPU_where_self, debug=_SITE + '9495')
+    _lib['aten:CPU'].impl('where.self_out', _k_CPU_where_self_out, debug=_SITE + '9496')
+    _lib['aten:CompositeImplicitAutograd'].impl('where', _k_CompositeImplicitAutograd_where, debug=_SITE + '9497')
+    _lib['aten:CompositeImplicitAutograd'].impl('where.Scalar', _k_CompositeImplicitAutograd_where_Scalar, debug=_SITE + '9498')
+    _lib['aten:CompositeImplicitAutograd'].impl('where.ScalarOther', _k_CompositeImplicitAutograd_where_ScalarOther, debug=_SITE + '9499')
+    _lib['aten:CompositeImplicitAutograd'].impl('where.ScalarSelf', _k_CompositeImplicitAutograd_where_ScalarSelf, debug=_SITE + '9500')
+    _lib['aten:Meta'].impl('where.self', _k_Meta_where_self, debug=_SITE + '9501')
+    _lib['aten:Meta'].impl('where.self_out', _k_Meta_where_self_out, debug=_SITE + '9502')
 
 
-def _op410(_def, _lib):  # aten::zero
+def _op417(_def, _lib):  # aten::zero
     _def['aten'].define('zero(Tensor self) -> Tensor', tags=('generated', 'pt2_compliant_tag',))
     _def['aten'].define('zero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('zero', generated_zero, debug=_SITE + '9367')
-    _lib['aten:CompositeExplicitAutograd'].impl('zero.out', generated_zero_out, debug=_SITE + '9368')
+    _lib['aten:CompositeExplicitAutograd'].impl('zero', generated_zero, debug=_SITE + '9508')
+    _lib['aten:CompositeExplicitAutograd'].impl('zero.out', generated_zero_out, debug=_SITE + '9509')
 
 
-def _op411(_def, _lib):  # aten::zero_
+def _op418(_def, _lib):  # aten::zero_
     _def['aten'].define('zero_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('zero_', _k_CompositeExplicitAutograd_zero_, debug=_SITE + '9373')
+    _lib['aten:CompositeExplicitAutograd'].impl('zero_', _k_CompositeExplicitAutograd_zero_, debug=_SITE + '9514')
 
 
-def _op412(_def, _lib):  # aten::zeros
+def _op419(_def, _lib):  # aten::zeros
     _def['aten'].define('zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('zeros.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('zeros', backend_select_zeros, debug=_SITE + '9379')
-    _lib['aten:CompositeExplicitAutograd'].impl('zeros', _k_CompositeExplicitAutograd_zeros, debug=_SITE + '9380')
-    _lib['aten:CompositeExplicitAutograd'].impl('zeros.out', _k_CompositeExplicitAutograd_zeros_out, debug=_SITE + '9381')
+    _lib['aten:BackendSelect'].impl('zeros', backend_select_zeros, debug=_SITE + '9520')
+    _lib['aten:CompositeExplicitAutograd'].impl('zeros', _k_CompositeExplicitAutograd_zeros, debug=_SITE + '9521')
+    _lib['aten:CompositeExplicitAutograd'].impl('zeros.out', _k_CompositeExplicitAutograd_zeros_out, debug=_SITE + '9522')
 
 
-def _op413(_def, _lib):  # aten::zeros_like
+def _op420(_def, _lib):  # aten::zeros_like
     _def['aten'].define('zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('zeros_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('zeros_like', _k_CompositeExplicitAutograd_zeros_like, debug=_SITE + '9387')
-    _lib['aten:CompositeExplicitAutograd'].impl('zeros_like.out', generated_zeros_like_out, debug=_SITE + '9388')
+    _lib['aten:CompositeExplicitAutograd'].impl('zeros_like', _k_CompositeExplicitAutograd_zeros_like, debug=_SITE + '9528')
+    _lib['aten:CompositeExplicitAutograd'].impl('zeros_like.out', generated_zeros_like_out, debug=_SITE + '9529')
 
 
 OPERATORS = {
@@ -9514,295 +9655,302 @@ OPERATORS = {
     'aten::cumprod_': _op122,
     'aten::cumsum': _op123,
     'aten::cumsum_': _op124,
-    'aten::detach': _op125,
-    'aten::detach_copy': _op126,
-    'aten::diag': _op127,
-    'aten::diag_embed': _op128,
-    'aten::diagonal': _op129,
-    'aten::diagonal_copy': _op130,
-    'aten::diagonal_scatter': _op131,
-    'aten::div': _op132,
-    'aten::div_': _op133,
-    'aten::divide': _op134,
-    'aten::divide_': _op135,
-    'aten::dot': _op136,
-    'aten::dropout': _op137,
-    'aten::dropout_': _op138,
-    'aten::embedding': _op139,
-    'aten::embedding_renorm': _op140,
-    'aten::embedding_renorm_': _op141,
-    'aten::empty': _op142,
-    'aten::empty_like': _op143,
-    'aten::empty_strided': _op144,
-    'aten::eq': _op145,
-    'aten::eq_': _op146,
-    'aten::equal': _op147,
-    'aten::erf': _op148,
-    'aten::erf_': _op149,
-    'aten::exp': _op150,
-    'aten::exp2': _op151,
-    'aten::exp2_': _op152,
-    'aten::exp_': _op153,
-    'aten::expand': _op154,
-    'aten::expand_as': _op155,
-    'aten::expand_copy': _op156,
-    'aten::expm1': _op157,
-    'aten::expm1_': _op158,
-    'aten::eye': _op159,
-    'aten::fill': _op160,
-    'aten::fill_': _op161,
-    'aten::fix': _op162,
-    'aten::fix_': _op163,
-    'aten::flatten': _op164,
-    'aten::flip': _op165,
-    'aten::fliplr': _op166,
-    'aten::flipud': _op167,
-    'aten::floor': _op168,
-    'aten::floor_': _op169,
-    'aten::floor_divide': _op170,
-    'aten::floor_divide_': _op171,
-    'aten::fmod': _op172,
-    'aten::fmod_': _op173,
-    'aten::frac': _op174,
-    'aten::frac_': _op175,
-    'aten::full': _op176,
-    'aten::full_like': _op177,
-    'aten::gather': _op178,
-    'aten::ge': _op179,
-    'aten::ge_': _op180,
-    'aten::gelu': _op181,
-    'aten::gelu_': _op182,
-    'aten::greater': _op183,
-    'aten::greater_': _op184,
-    'aten::greater_equal': _op185,
-    'aten::greater_equal_': _op186,
-    'aten::gt': _op187,
-    'aten::gt_': _op188,
-    'aten::hypot': _op189,
-    'aten::hypot_': _op190,
-    'aten::index': _op191,
-    'aten::index_put': _op192,
-    'aten::index_put_': _op193,
-    'aten::index_select': _op194,
-    'aten::isclose': _op195,
-    'aten::isfinite': _op196,
-    'aten::isinf': _op197,
-    'aten::isnan': _op198,
-    'aten::isneginf': _op199,
-    'aten::isposinf': _op200,
-    'aten::isreal': _op201,
-    'aten::layer_norm': _op202,
-    'aten::le': _op203,
-    'aten::le_': _op204,
-    'aten::lerp': _op205,
-    'aten::lerp_': _op206,
-    'aten::less': _op207,
-    'aten::less_': _op208,
-    'aten::less_equal': _op209,
-    'aten::less_equal_': _op210,
-    'aten::lift': _op211,
-    'aten::lift_fresh': _op212,
-    'aten::lift_fresh_copy': _op213,
-    'aten::linalg_matrix_norm': _op214,
-    'aten::linalg_svdvals': _op215,
-    'aten::linear': _op216,
-    'aten::linspace': _op217,
-    'aten::log': _op218,
-    'aten::log10': _op219,
-    'aten::log10_': _op220,
-    'aten::log1p': _op221,
-    'aten::log1p_': _op222,
-    'aten::log2': _op223,
-    'aten::log2_': _op224,
-    'aten::log_': _op225,
-    'aten::log_softmax': _op226,
-    'aten::logaddexp': _op227,
-    'aten::logical_and': _op228,
-    'aten::logical_and_': _op229,
-    'aten::logical_not': _op230,
-    'aten::logical_not_': _op231,
-    'aten::logical_or': _op232,
-    'aten::logical_or_': _op233,
-    'aten::logical_xor': _op234,
-    'aten::logical_xor_': _op235,
-    'aten::logsumexp': _op236,
-    'aten::lt': _op237,
-    'aten::lt_': _op238,
-    'aten::masked_fill': _op239,
-    'aten::masked_fill_': _op240,
-    'aten::masked_select': _op241,
-    'aten::matmul': _op242,
-    'aten::max': _op243,
-    'aten::maximum': _op244,
-    'aten::mean': _op245,
-    'aten::min': _op246,
-    'aten::minimum': _op247,
-    'aten::mm': _op248,
-    'aten::moveaxis': _op249,
-    'aten::movedim': _op250,
-    'aten::mul': _op251,
-    'aten::mul_': _op252,
-    'aten::multiply': _op253,
-    'aten::multiply_': _op254,
-    'aten::mv': _op255,
-    'aten::nan_to_num': _op256,
-    'aten::nan_to_num_': _op257,
-    'aten::narrow': _op258,
-    'aten::narrow_copy': _op259,
-    'aten::native_dropout': _op260,
-    'aten::native_layer_norm': _op261,
-    'aten::ne': _op262,
-    'aten::ne_': _op263,
-    'aten::neg': _op264,
-    'aten::neg_': _op265,
-    'aten::negative': _op266,
-    'aten::negative_': _op267,
-    'aten::new_empty': _op268,
-    'aten::new_empty_strided': _op269,
-    'aten::new_full': _op270,
-    'aten::new_ones': _op271,
-    'aten::new_zeros': _op272,
-    'aten::nll_loss': _op273,
-    'aten::nll_loss2d': _op274,
-    'aten::nll_loss2d_forward': _op275,
-    'aten::nll_loss_forward': _op276,
-    'aten::nll_loss_nd': _op277,
-    'aten::nonzero': _op278,
-    'aten::norm': _op279,
-    'aten::normal': _op280,
-    'aten::normal_': _op281,
-    'aten::normal_functional': _op282,
-    'aten::not_equal': _op283,
-    'aten::not_equal_': _op284,
-    'aten::one_hot': _op285,
-    'aten::ones': _op286,
-    'aten::ones_like': _op287,
-    'aten::outer': _op288,
-    'aten::permute': _op289,
-    'aten::permute_copy': _op290,
-    'aten::positive': _op291,
-    'aten::pow': _op292,
-    'aten::pow_': _op293,
-    'aten::prod': _op294,
-    'aten::rand': _op295,
-    'aten::rand_like': _op296,
-    'aten::randint': _op297,
-    'aten::randn': _op298,
-    'aten::randn_like': _op299,
-    'aten::random': _op300,
-    'aten::random_': _op301,
-    'aten::ravel': _op302,
-    'aten::reciprocal': _op303,
-    'aten::reciprocal_': _op304,
-    'aten::relu': _op305,
-    'aten::relu_': _op306,
-    'aten::remainder': _op307,
-    'aten::remainder_': _op308,
-    'aten::repeat': _op309,
-    'aten::reshape': _op310,
-    'aten::reshape_as': _op311,
-    'aten::resize': _op312,
-    'aten::resize_': _op313,
-    'aten::resolve_conj': _op314,
-    'aten::resolve_neg': _op315,
-    'aten::roll': _op316,
-    'aten::round': _op317,
-    'aten::round_': _op318,
-    'aten::rsqrt': _op319,
-    'aten::rsqrt_': _op320,
-    'aten::rsub': _op321,
-    'aten::scatter': _op322,
-    'aten::scatter_': _op323,
-    'aten::scatter_add': _op324,
-    'aten::scatter_add_': _op325,
-    'aten::select': _op326,
-    'aten::select_copy': _op327,
-    'aten::select_scatter': _op328,
-    'aten::sigmoid': _op329,
-    'aten::sigmoid_': _op330,
-    'aten::sign': _op331,
-    'aten::sign_': _op332,
-    'aten::signbit': _op333,
-    'aten::silu': _op334,
-    'aten::silu_': _op335,
-    'aten::sin': _op336,
-    'aten::sin_': _op337,
-    'aten::sinh': _op338,
-    'aten::sinh_': _op339,
-    'aten::slice': _op340,
-    'aten::slice_copy': _op341,
-    'aten::slice_scatter': _op342,
-    'aten::softmax': _op343,
-    'aten::sort': _op344,
-    'aten::split': _op345,
-    'aten::split_copy': _op346,
-    'aten::split_with_sizes': _op347,
-    'aten::split_with_sizes_copy': _op348,
-    'aten::sqrt': _op349,
-    'aten::sqrt_': _op350,
-    'aten::square': _op351,
-    'aten::square_': _op352,
-    'aten::squeeze': _op353,
-    'aten::squeeze_': _op354,
-    'aten::squeeze_copy': _op355,
-    'aten::stack': _op356,
-    'aten::std': _op357,
-    'aten::sub': _op358,
-    'aten::sub_': _op359,
-    'aten::subtract': _op360,
-    'aten::subtract_': _op361,
-    'aten::sum': _op362,
-    'aten::swapaxes': _op363,
-    'aten::swapaxes_': _op364,
-    'aten::swapdims': _op365,
-    'aten::swapdims_': _op366,
-    'aten::t': _op367,
-    'aten::t_': _op368,
-    'aten::t_copy': _op369,
-    'aten::tan': _op370,
-    'aten::tan_': _op371,
-    'aten::tanh': _op372,
-    'aten::tanh_': _op373,
-    'aten::tile': _op374,
-    'aten::to': _op375,
-    'aten::topk': _op376,
-    'aten::trace': _op377,
-    'aten::transpose': _op378,
-    'aten::transpose_': _op379,
-    'aten::transpose_copy': _op380,
-    'aten::tril': _op381,
-    'aten::tril_': _op382,
-    'aten::triu': _op383,
-    'aten::triu_': _op384,
-    'aten::true_divide': _op385,
-    'aten::true_divide_': _op386,
-    'aten::trunc': _op387,
-    'aten::trunc_': _op388,
-    'aten::type_as': _op389,
-    'aten::unbind': _op390,
-    'aten::unbind_copy': _op391,
-    'aten::unflatten': _op392,
-    'aten::unfold': _op393,
-    'aten::unfold_backward': _op394,
-    'aten::unfold_copy': _op395,
-    'aten::uniform': _op396,
-    'aten::uniform_': _op397,
-    'aten::unsqueeze': _op398,
-    'aten::unsqueeze_': _op399,
-    'aten::unsqueeze_copy': _op400,
-    'aten::var': _op401,
-    'aten::view': _op402,
-    'aten::view_as': _op403,
-    'aten::view_as_complex': _op404,
-    'aten::view_as_complex_copy': _op405,
-    'aten::view_as_real': _op406,
-    'aten::view_as_real_copy': _op407,
-    'aten::view_copy': _op408,
-    'aten::where': _op409,
-    'aten::zero': _op410,
-    'aten::zero_': _op411,
-    'aten::zeros': _op412,
-    'aten::zeros_like': _op413,
+    'aten::deg2rad': _op125,
+    'aten::deg2rad_': _op126,
+    'aten::detach': _op127,
+    'aten::detach_copy': _op128,
+    'aten::diag': _op129,
+    'aten::diag_embed': _op130,
+    'aten::diagonal': _op131,
+    'aten::diagonal_copy': _op132,
+    'aten::diagonal_scatter': _op133,
+    'aten::div': _op134,
+    'aten::div_': _op135,
+    'aten::divide': _op136,
+    'aten::divide_': _op137,
+    'aten::dot': _op138,
+    'aten::dropout': _op139,
+    'aten::dropout_': _op140,
+    'aten::embedding': _op141,
+    'aten::embedding_renorm': _op142,
+    'aten::embedding_renorm_': _op143,
+    'aten::empty': _op144,
+    'aten::empty_like': _op145,
+    'aten::empty_strided': _op146,
+    'aten::eq': _op147,
+    'aten::eq_': _op148,
+    'aten::equal': _op149,
+    'aten::erf': _op150,
+    'aten::erf_': _op151,
+    'aten::exp': _op152,
+    'aten::exp2': _op153,
+    'aten::exp2_': _op154,
+    'aten::exp_': _op155,
+    'aten::expand': _op156,
+    'aten::expand_as': _op157,
+    'aten::expand_copy': _op158,
+    'aten::expm1': _op159,
+    'aten::expm1_': _op160,
+    'aten::eye': _op161,
+    'aten::fill': _op162,
+    'aten::fill_': _op163,
+    'aten::fix': _op164,
+    'aten::fix_': _op165,
+    'aten::flatten': _op166,
+    'aten::flip': _op167,
+    'aten::fliplr': _op168,
+    'aten::flipud': _op169,
+    'aten::floor': _op170,
+    'aten::floor_': _op171,
+    'aten::floor_divide': _op172,
+    'aten::floor_divide_': _op173,
+    'aten::fmax': _op174,
+    'aten::fmin': _op175,
+    'aten::fmod': _op176,
+    'aten::fmod_': _op177,
+    'aten::frac': _op178,
+    'aten::frac_': _op179,
+    'aten::full': _op180,
+    'aten::full_like': _op181,
+    'aten::gather': _op182,
+    'aten::ge': _op183,
+    'aten::ge_': _op184,
+    'aten::gelu': _op185,
+    'aten::gelu_': _op186,
+    'aten::greater': _op187,
+    'aten::greater_': _op188,
+    'aten::greater_equal': _op189,
+    'aten::greater_equal_': _op190,
+    'aten::gt': _op191,
+    'aten::gt_': _op192,
+    'aten::hypot': _op193,
+    'aten::hypot_': _op194,
+    'aten::index': _op195,
+    'aten::index_put': _op196,
+    'aten::index_put_': _op197,
+    'aten::index_select': _op198,
+    'aten::isclose': _op199,
+    'aten::isfinite': _op200,
+    'aten::isinf': _op201,
+    'aten::isnan': _op202,
+    'aten::isneginf': _op203,
+    'aten::isposinf': _op204,
+    'aten::isreal': _op205,
+    'aten::layer_norm': _op206,
+    'aten::le': _op207,
+    'aten::le_': _op208,
+    'aten::lerp': _op209,
+    'aten::lerp_': _op210,
+    'aten::less': _op211,
+    'aten::less_': _op212,
+    'aten::less_equal': _op213,
+    'aten::less_equal_': _op214,
+    'aten::lift': _op215,
+    'aten::lift_fresh': _op216,
+    'aten::lift_fresh_copy': _op217,
+    'aten::linalg_matrix_norm': _op218,
+    'aten::linalg_svdvals': _op219,
+    'aten::linear': _op220,
+    'aten::linspace': _op221,
+    'aten::log': _op222,
+    'aten::log10': _op223,
+    'aten::log10_': _op224,
+    'aten::log1p': _op225,
+    'aten::log1p_': _op226,
+    'aten::log2': _op227,
+    'aten::log2_': _op228,
+    'aten::log_': _op229,
+    'aten::log_softmax': _op230,
+    'aten::logaddexp': _op231,
+    'aten::logaddexp2': _op232,
+    'aten::logical_and': _op233,
+    'aten::logical_and_': _op234,
+    'aten::logical_not': _op235,
+    'aten::logical_not_': _op236,
+    'aten::logical_or': _op237,
+    'aten::logical_or_': _op238,
+    'aten::logical_xor': _op239,
+    'aten::logical_xor_': _op240,
+    'aten::logsumexp': _op241,
+    'aten::lt': _op242,
+    'aten::lt_': _op243,
+    'aten::masked_fill': _op244,
+    'aten::masked_fill_': _op245,
+    'aten::masked_select': _op246,
+    'aten::matmul': _op247,
+    'aten::max': _op248,
+    'aten::maximum': _op249,
+    'aten::mean': _op250,
+    'aten::min': _op251,
+    'aten::minimum': _op252,
+    'aten::mm': _op253,
+    'aten::moveaxis': _op254,
+    'aten::movedim': _op255,
+    'aten::mul': _op256,
+    'aten::mul_': _op257,
+    'aten::multiply': _op258,
+    'aten::multiply_': _op259,
+    'aten::mv': _op260,
+    'aten::nan_to_num': _op261,
+    'aten::nan_to_num_': _op262,
+    'aten::narrow': _op263,
+    'aten::narrow_copy': _op264,
+    'aten::native_dropout': _op265,
+    'aten::native_layer_norm': _op266,
+    'aten::ne': _op267,
+    'aten::ne_': _op268,
+    'aten::neg': _op269,
+    'aten::neg_': _op270,
+    'aten::negative': _op271,
+    'aten::negative_': _op272,
+    'aten::new_empty': _op273,
+    'aten::new_empty_strided': _op274,
+    'aten::new_full': _op275,
+    'aten::new_ones': _op276,
+    'aten::new_zeros': _op277,
+    'aten::nll_loss': _op278,
+    'aten::nll_loss2d': _op279,
+    'aten::nll_loss2d_forward': _op280,
+    'aten::nll_loss_forward': _op281,
+    'aten::nll_loss_nd': _op282,
+    'aten::nonzero': _op283,
+    'aten::norm': _op284,
+    'aten::normal': _op285,
+    'aten::normal_': _op286,
+    'aten::normal_functional': _op287,
+    'aten::not_equal': _op288,
+    'aten::not_equal_': _op289,
+    'aten::one_hot': _op290,
+    'aten::ones': _op291,
+    'aten::ones_like': _op292,
+    'aten::outer': _op293,
+    'aten::permute': _op294,
+    'aten::permute_copy': _op295,
+    'aten::positive': _op296,
+    'aten::pow': _op297,
+    'aten::pow_': _op298,
+    'aten::prod': _op299,
+    'aten::rad2deg': _op300,
+    'aten::rad2deg_': _op301,
+    'aten::rand': _op302,
+    'aten::rand_like': _op303,
+    'aten::randint': _op304,
+    'aten::randn': _op305,
+    'aten::randn_like': _op306,
+    'aten::random': _op307,
+    'aten::random_': _op308,
+    'aten::ravel': _op309,
+    'aten::reciprocal': _op310,
+    'aten::reciprocal_': _op311,
+    'aten::relu': _op312,
+    'aten::relu_': _op313,
+    'aten::remainder': _op314,
+    'aten::remainder_': _op315,
+    'aten::repeat': _op316,
+    'aten::reshape': _op317,
+    'aten::reshape_as': _op318,
+    'aten::resize': _op319,
+    'aten::resize_': _op320,
+    'aten::resolve_conj': _op321,
+    'aten::resolve_neg': _op322,
+    'aten::roll': _op323,
+    'aten::round': _op324,
+    'aten::round_': _op325,
+    'aten::rsqrt': _op326,
+    'aten::rsqrt_': _op327,
+    'aten::rsub': _op328,
+    'aten::scatter': _op329,
+    'aten::scatter_': _op330,
+    'aten::scatter_add': _op331,
+    'aten::scatter_add_': _op332,
+    'aten::select': _op333,
+    'aten::select_copy': _op334,
+    'aten::select_scatter': _op335,
+    'aten::sigmoid': _op336,
+    'aten::sigmoid_': _op337,
+    'aten::sign': _op338,
+    'aten::sign_': _op339,
+    'aten::signbit': _op340,
+    'aten::silu': _op341,
+    'aten::silu_': _op342,
+    'aten::sin': _op343,
+    'aten::sin_': _op344,
+    'aten::sinh': _op345,
+    'aten::sinh_': _op346,
+    'aten::slice': _op347,
+    'aten::slice_copy': _op348,
+    'aten::slice_scatter': _op349,
+    'aten::softmax': _op350,
+    'aten::sort': _op351,
+    'aten::split': _op352,
+    'aten::split_copy': _op353,
+    'aten::split_with_sizes': _op354,
+    'aten::split_with_sizes_copy': _op355,
+    'aten::sqrt': _op356,
+    'aten::sqrt_': _op357,
+    'aten::square': _op358,
+    'aten::square_': _op359,
+    'aten::squeeze': _op360,
+    'aten::squeeze_': _op361,
+    'aten::squeeze_copy': _op362,
+    'aten::stack': _op363,
+    'aten::std': _op364,
+    'aten::sub': _op365,
+    'aten::sub_': _op366,
+    'aten::subtract': _op367,
+    'aten::subtract_': _op368,
+    'aten::sum': _op369,
+    'aten::swapaxes': _op370,
+    'aten::swapaxes_': _op371,
+    'aten::swapdims': _op372,
+    'aten::swapdims_': _op373,
+    'aten::t': _op374,
+    'aten::t_': _op375,
+    'aten::t_copy': _op376,
+    'aten::tan': _op377,
+    'aten::tan_': _op378,
+    'aten::tanh': _op379,
+    'aten::tanh_': _op380,
+    'aten::tile': _op381,
+    'aten::to': _op382,
+    'aten::topk': _op383,
+    'aten::trace': _op384,
+    'aten::transpose': _op385,
+    'aten::transpose_': _op386,
+    'aten::transpose_copy': _op387,
+    'aten::tril': _op388,
+    'aten::tril_': _op389,
+    'aten::triu': _op390,
+    'aten::triu_': _op391,
+    'aten::true_divide': _op392,
+    'aten::true_divide_': _op393,
+    'aten::trunc': _op394,
+    'aten::trunc_': _op395,
+    'aten::type_as': _op396,
+    'aten::unbind': _op397,
+    'aten::unbind_copy': _op398,
+    'aten::unflatten': _op399,
+    'aten::unfold': _op400,
+    'aten::unfold_backward': _op401,
+    'aten::unfold_copy': _op402,
+    'aten::uniform': _op403,
+    'aten::uniform_': _op404,
+    'aten::unsqueeze': _op405,
+    'aten::unsqueeze_': _op406,
+    'aten::unsqueeze_copy': _op407,
+    'aten::var': _op408,
+    'aten::view': _op409,
+    'aten::view_as': _op410,
+    'aten::view_as_complex': _op411,
+    'aten::view_as_complex_copy': _op412,
+    'aten::view_as_real': _op413,
+    'aten::view_as_real_copy': _op414,
+    'aten::view_copy': _op415,
+    'aten::where': _op416,
+    'aten::zero': _op417,
+    'aten::zero_': _op418,
+    'aten::zeros': _op419,
+    'aten::zeros_like': _op420,
 }
 
 

@@ -16,6 +16,7 @@ from tensordispatch.backends.cpu.pointwise import (
     _arg,
     _check_int_divisor,
     _float_only,
+    _minmax,
     _rounding,
     _store,
     _unary,
@@ -142,12 +143,30 @@ def cumprod_out(pre: Any, self: Tensor, dim: int, dtype: Any, out: Tensor) -> No
     np.copyto(out._data, result.reshape(out._data.shape))
 
 
+def _fminmax(ufunc: Any, name: str, integer_kernel: str) -> Any:
+    """fmax / fmin: maximum's checks, but an integer dtype runs torch's maximum / minimum
+    kernel (nan cannot occur), so a limited unsigned dtype is refused under that name."""
+    checked = _minmax(ufunc, name)
+
+    def impl(pre: Any, self: Tensor, other: Tensor, out: Tensor) -> None:
+        complex_operand = self.dtype.is_complex or other.dtype.is_complex
+        if pre._category < 0 and not complex_operand:  # Note [Limited unsigned dtypes]
+            raise not_implemented(integer_kernel, pre)
+        checked(pre, self, other, out)
+
+    impl.__name__ = f"{name}_out"
+    return impl
+
+
 M1_CPU_KERNELS: dict[str, Any] = {
     "isposinf_out": _float_test(np.isposinf),
     "isneginf_out": _float_test(np.isneginf),
     "signbit_out": signbit_out,
     "nan_to_num_out": nan_to_num_out,
     "cumprod_out": cumprod_out,
+    "logaddexp2_out": _floating_binary(np.logaddexp2, "logaddexp2", complex_ok=False),
+    "fmax_out": _fminmax(np.fmax, "fmax", "maximum_cpu"),
+    "fmin_out": _fminmax(np.fmin, "fmin", "minimum_cpu"),
     "trace_cpu": trace,  # op-based: the same function is the Meta kernel
     **{
         f"{fn.__name__}_out": _unary(fn, fn.__name__)

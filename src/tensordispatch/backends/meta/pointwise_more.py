@@ -14,7 +14,13 @@ from typing import Any
 
 from tensordispatch.backends.common import scalar_type_name
 from tensordispatch.backends.meta.iterator import as_computed, output_strides, pointwise
-from tensordispatch.backends.meta.pointwise import _binary, _real_rounding, _unary, _unary_float
+from tensordispatch.backends.meta.pointwise import (
+    _binary,
+    _minmax,
+    _real_rounding,
+    _unary,
+    _unary_float,
+)
 from tensordispatch.backends.overlap import check_written
 from tensordispatch.backends.structured import prepare_out
 from tensordispatch.tensor import dtypes as _dt
@@ -121,6 +127,9 @@ M1_META_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "hypot": _binary,
     "logaddexp": _binary,
     "cumprod": cumprod,
+    "logaddexp2": _binary,
+    "fmax": _minmax("fmax"),
+    "fmin": _minmax("fmin"),
 }
 
 
