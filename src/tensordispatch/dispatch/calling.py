@@ -74,65 +74,6 @@ passes the caller's keywords on. The one difference from torch: ``_td_arg1=`` it
 accepted by name (the ``_td_`` prefix is the generated code's own).
 
 Note [Key sets by identity]
-            if y._key_set is not _td_k: _td_k = _td_k | y._key_set
-            if z is not _NO and z is not None and ...: _td_k = _td_k | z._key_set
-            if _td_x is _td_dx and _td_s["included"] is _td_di: _td_e = _td_c0[_td_k]
-            elif ... a mode handler's level (_td_c1), an outer call's under one mode
-                (_td_cm), any other words (_td_c) ...
-        except KeyError:
-            _td_e = _td_m(_td_x, _td_s["included"], _td_k)
-        except (AttributeError, TypeError):
-            _td_bad({'x': x, 'y': y, 'z': z})
-        if a is _NO and z is _NO:
-            return _td_e(x, y)
-        ... (slow path: forward only the arguments the caller gave)
-
-Arguments the caller did not pass are not forwarded, so a kernel sees what torch's Python
-kernels see: trailing defaults left out, and an explicit None given for an argument whose
-default is None (Note [Explicit None defaults]); torch also drops other explicit values
-equal to their default, which we forward. The published cache (operator.py, Note [Published dispatch
-state]) has one level per pair of thread-local words: the default pair (``_td_c0``), a
-mode handler's and an outer call's under one mode (``_td_c1``, ``_td_cm``, Note
-[Canonical mode words] in modes.py), all recognised by identity and keyed by the
-arguments' word alone; any other pair goes through ``_td_c`` (excluded word -> arguments |
-included -> entry). ``_td_m`` is the miss handler (it returns None for a key-set word that
-is not an int, and the entry then reports the bad argument). Plain dicts with
-``try``/``except KeyError`` are the fastest lookup CPython has; a dict subclass with
-``__missing__`` is not specialized by the interpreter. An argument named by a Python
-keyword (``from``) gets a renamed parameter (Note [Explicit None defaults]
-``t.uniform_(generator=None)`` (what the bindings and composites write for "no generator")
-would take the entry's slow path and carry ``generator=None`` through every layer below,
-each repacking ``**kwargs`` (~1 us a call on uniform_). torch's kernels never see it: its
-binding drops an argument equal to its default. After the all-defaults test fails, the
-entry turns each None given for an argument whose default is None into "not given" and
-tests again, so such a call is the all-defaults call; the kernel sees what torch's sees.
-
-Note [Keyword-named arguments]); only an
-operator whose own name is not an identifier gets the generic ``*args, **kwargs`` entry,
-which binds by name per call.
-
-A positional argument given after left-out ones (``f(x, b=5)`` for ``f(Tensor x, int a=1,
-int b=2)``) is forwarded positionally with the left-out defaults in front (a slice of
-``_td_pd``; ``_td_pad`` copies a list default), as torch's kernels receive it; a keyword-only
-one is forwarded by name.
-
-Note [Keyword-named arguments]
-``uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None)`` cannot
-have a parameter named ``from``, yet torch binds ``uniform_(t, **{"from": 0.5})`` and a
-generic ``*args, **kwargs`` entry costs ~5 us a call (``td.rand`` was 8.8x torch). Such an
-argument (a keyword, or a name the generated code uses itself: ``_td_*``, ``_NO``) becomes
-the parameter ``_td_arg<i>`` (``CallingFacts.params``) with the ``_NO`` default, and the
-entry takes ``**_td_more``, where the real name arrives; when that dict is not empty,
-``_td_rn`` (``CallingFacts.keywords_by_name``) moves its values into the renamed parameters
-or raises Python's error for an unknown or repeated keyword, and a required renamed argument
-is tested in the body like a required one after an optional one (entry_parameters). The
-empty ``**`` dict costs ~20 ns a call. Everything downstream uses the real names: the kwargs
-forwarded (``_td_kw['from']``), the boxed stack (by position), the messages and the boxing
-adapter and mode entry (mode_entry.py), which take ``**_td_more`` too, since a redispatch
-passes the caller's keywords on. The one difference from torch: ``_td_arg1=`` itself is
-accepted by name (the ``_td_`` prefix is the generated code's own).
-
-Note [Key sets by identity]
 Key-set words are ints above 2**30, so every ``|`` allocates a new int (~12 ns). Tensors of
 one device share one key-set int object (the tensor layer copies its device's), and the
 default thread-local words are single objects too, so the entry ORs a tensor's word in
