@@ -499,6 +499,6 @@ def register_helpers(namespace: dict[str, Any]) -> None:
     HELPERS.update(_helpers(namespace))
 
 
-# functions_manual and functions_nn import this module: they come last (each registers its
+# functions_manual, functions_more and functions_nn import this module: they come last (each registers its
 # helpers when it finishes; when one of them is being imported, that import finishes it)
-from tensordispatch.autograd import functions_manual, functions_nn  # noqa: F401
+from tensordispatch.autograd import functions_manual, functions_more, functions_nn  # noqa: F401
