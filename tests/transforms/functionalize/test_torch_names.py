@@ -144,3 +144,14 @@ def test_replace_refuses_a_functional_value() -> None:
 def test_every_name_exists_in_torch_and_at_our_top_level() -> None:
     assert all(callable(getattr(torch, n)) and callable(getattr(td, n)) for n in NAMES)
     assert len(NAMES) == 14
+
+
+def test_disabling_restores_the_default_words_object() -> None:
+    from tensordispatch.dispatch.tls import DEFAULT_INCLUDED_RAW, local_state
+
+    st = local_state()
+    assert st.included is DEFAULT_INCLUDED_RAW
+    td._enable_functionalization()
+    td._disable_functionalization()
+    # the fast paths test the default state by identity (one-hop bindings, lazy)
+    assert st.included is DEFAULT_INCLUDED_RAW

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensordispatch.dispatch.tls import local_state
+from tensordispatch.dispatch.tls import DEFAULT_INCLUDED_RAW, local_state
 from tensordispatch.tensor.tensor import Tensor
 from tensordispatch.transforms.functionalize.wrapper import (
     FUNCTIONALIZE_BIT,
@@ -112,15 +112,22 @@ def _enable_functionalization(reapply_views: bool = False) -> None:
     [0.0, 1.0, 1.0]
     """
     st = local_state()
-    st.included = st.included | FUNCTIONALIZE_BIT
+    st.included = _canonical(st.included | FUNCTIONALIZE_BIT)
     st.functionalize_reapply_views = bool(reapply_views)
 
 
 def _disable_functionalization() -> None:
     """Stop `_enable_functionalization` (and drop its reapply-views flag)."""
     st = local_state()
-    st.included = st.included & ~FUNCTIONALIZE_BIT
+    st.included = _canonical(st.included & ~FUNCTIONALIZE_BIT)
     st.functionalize_reapply_views = False
+
+
+def _canonical(word: int) -> int:
+    """The default include word as its one canonical object when equal to it: the fast paths
+    recognise the default thread state by identity (inline_methods.py Note [The
+    default-state test], the one-hop bindings), so an equal copy would keep them off."""
+    return DEFAULT_INCLUDED_RAW if word == DEFAULT_INCLUDED_RAW else word
 
 
 def _functionalize_enable_reapply_views(reapply_views: bool = False) -> bool:
